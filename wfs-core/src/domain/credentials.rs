@@ -1,0 +1,206 @@
+//! API key credentials: generation, hashing and the allowlist.
+//!
+//! Client secrets are 32 random bytes, so a fast hash is the right tool: a
+//! password-hashing function such as argon2 would add tens of milliseconds to every
+//! API request and buy nothing against a secret that cannot be guessed. Hashes are
+//! compared in constant time.
+
+use crate::error::{Error, Result};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::net::IpAddr;
+use subtle::ConstantTimeEq;
+
+/// Prefix of every client id.
+pub const CLIENT_ID_PREFIX: &str = "api_";
+/// Prefix of every client secret.
+pub const CLIENT_SECRET_PREFIX: &str = "sec_";
+
+fn random_token(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    URL_SAFE_NO_PAD.encode(buf)
+}
+
+/// A new client id: `api_` + 32 URL-safe random characters (24 random bytes).
+pub fn generate_client_id() -> String {
+    format!("{CLIENT_ID_PREFIX}{}", random_token(24))
+}
+
+/// A client secret, shown to the caller once and never stored.
+///
+/// Its `Debug` output is redacted so it cannot leak through logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    /// A new secret: `sec_` + 43 URL-safe random characters (32 random bytes).
+    pub fn generate() -> Self {
+        Self(format!("{CLIENT_SECRET_PREFIX}{}", random_token(32)))
+    }
+
+    /// The secret itself, for the one response that reveals it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The stored form.
+    pub fn hash(&self) -> SecretHash {
+        SecretHash::of(&self.0)
+    }
+}
+
+impl fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClientSecret(<redacted>)")
+    }
+}
+
+/// SHA-256 of a client secret, hex-encoded for storage.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretHash([u8; 32]);
+
+impl SecretHash {
+    /// Hashes a presented secret.
+    pub fn of(secret: &str) -> Self {
+        Self(Sha256::digest(secret.as_bytes()).into())
+    }
+
+    /// Hex form, as stored.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Compares against the stored hex form in constant time.
+    ///
+    /// A malformed stored value never matches.
+    pub fn matches_stored(&self, stored_hex: &str) -> bool {
+        let Some(stored) = decode_hex32(stored_hex) else {
+            return false;
+        };
+        self.0.ct_eq(&stored).into()
+    }
+}
+
+impl fmt::Debug for SecretHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretHash(..)")
+    }
+}
+
+fn decode_hex32(s: &str) -> Option<[u8; 32]> {
+    let bytes = s.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16)?;
+        let lo = (pair[1] as char).to_digit(16)?;
+        out[i] = (hi * 16 + lo) as u8;
+    }
+    Some(out)
+}
+
+/// The literal addresses a key may be used from; empty means anywhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IpAllowlist(Vec<IpAddr>);
+
+impl IpAllowlist {
+    /// Parses a key-creation `allowedIps`: literal IPv4/IPv6 only, CIDR ranges rejected.
+    pub fn parse(entries: &[String]) -> Result<Self> {
+        let mut ips = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let entry = entry.trim();
+            if entry.contains('/') {
+                return Err(Error::invalid(format!(
+                    "allowedIps[{i}]: CIDR ranges are not accepted, use literal IPv4/IPv6 addresses ('{entry}')"
+                )));
+            }
+            let ip: IpAddr = entry.parse().map_err(|_| {
+                Error::invalid(format!("allowedIps[{i}]: '{entry}' is not an IPv4 or IPv6 address"))
+            })?;
+            let ip = ip.to_canonical();
+            if !ips.contains(&ip) {
+                ips.push(ip);
+            }
+        }
+        Ok(Self(ips))
+    }
+
+    /// Reads the stored form (comma-separated); unparsable entries are dropped.
+    pub fn from_stored(stored: &str) -> Self {
+        Self(stored.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+    }
+
+    /// Storage form.
+    pub fn to_stored(&self) -> String {
+        self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+    }
+
+    /// Wire form.
+    pub fn to_strings(&self) -> Vec<String> {
+        self.0.iter().map(ToString::to_string).collect()
+    }
+
+    /// Whether `peer` may use the key. `::ffff:1.2.3.4` equals `1.2.3.4`.
+    /// An unknown peer address is refused when the list is not empty.
+    pub fn allows(&self, peer: Option<IpAddr>) -> bool {
+        if self.0.is_empty() {
+            return true;
+        }
+        match peer {
+            Some(ip) => self.0.contains(&ip.to_canonical()),
+            None => false,
+        }
+    }
+
+    /// Whether any address is listed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_credentials_have_the_documented_shape() {
+        let id = generate_client_id();
+        assert!(id.starts_with("api_") && id.len() == 4 + 32, "{id}");
+        let secret = ClientSecret::generate();
+        assert!(secret.expose().starts_with("sec_") && secret.expose().len() >= 4 + 43);
+        assert_ne!(ClientSecret::generate(), secret);
+    }
+
+    #[test]
+    fn secret_hash_matches_only_the_same_secret() {
+        let secret = ClientSecret::generate();
+        let stored = secret.hash().to_hex();
+        assert!(SecretHash::of(secret.expose()).matches_stored(&stored));
+        assert!(!SecretHash::of("sec_other").matches_stored(&stored));
+        assert!(!SecretHash::of(secret.expose()).matches_stored("zz"));
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        assert!(!format!("{:?}", ClientSecret::generate()).contains("sec_"));
+    }
+
+    #[test]
+    fn allowlist_rejects_cidr_and_garbage_and_compares_mapped_addresses() {
+        assert!(IpAllowlist::parse(&["10.0.0.0/8".into()]).is_err());
+        assert!(IpAllowlist::parse(&["not-an-ip".into()]).is_err());
+        let list = IpAllowlist::parse(&["1.2.3.4".into(), "::1".into()]).unwrap();
+        assert!(list.allows(Some("::ffff:1.2.3.4".parse().unwrap())));
+        assert!(list.allows(Some("::1".parse().unwrap())));
+        assert!(!list.allows(Some("1.2.3.5".parse().unwrap())));
+        assert!(!list.allows(None));
+        assert!(IpAllowlist::default().allows(None));
+        assert_eq!(IpAllowlist::from_stored(&list.to_stored()), list);
+    }
+}

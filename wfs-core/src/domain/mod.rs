@@ -1,0 +1,8 @@
+//! Pure types and rules: parsing and validation with no I/O.
+//!
+//! Values of these types are valid by construction, so the services never re-check them.
+
+pub mod credentials;
+pub mod idempotency;
+pub mod scope;
+pub mod validate;

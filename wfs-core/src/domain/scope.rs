@@ -1,0 +1,164 @@
+//! API key scopes and the legacy/default rules.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// One permission an API key may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// `workforce:read`: every GET resource route outside `/workforce`.
+    WorkforceRead,
+    /// `availability:read`: the `/workforce/*` routes.
+    AvailabilityRead,
+    /// `workforce:write`: every POST, PATCH and DELETE resource route.
+    WorkforceWrite,
+    /// `webhooks:manage`: reserved; no route needs it yet.
+    WebhooksManage,
+}
+
+impl Scope {
+    /// All scopes in their canonical order (the order keys report them in).
+    pub const ALL: [Scope; 4] = [
+        Scope::WorkforceRead,
+        Scope::AvailabilityRead,
+        Scope::WorkforceWrite,
+        Scope::WebhooksManage,
+    ];
+
+    /// The wire name, e.g. `workforce:read`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::WorkforceRead => "workforce:read",
+            Scope::AvailabilityRead => "availability:read",
+            Scope::WorkforceWrite => "workforce:write",
+            Scope::WebhooksManage => "webhooks:manage",
+        }
+    }
+
+    /// Parses a wire name; unknown names are a 400 naming the value.
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == s)
+            .ok_or_else(|| Error::invalid(format!("scopes: unknown scope '{s}'")))
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A set of scopes, as a bit set: checking a scope on the hot path costs one AND.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScopeSet(u8);
+
+impl ScopeSet {
+    /// What a key created without scopes gets.
+    pub const DEFAULT: ScopeSet = ScopeSet(0b0011);
+    /// What a legacy key (no stored scopes) is limited to: workforce read and write.
+    pub const LEGACY: ScopeSet = ScopeSet(0b0101);
+
+    /// Whether the set grants `scope`.
+    pub fn contains(self, scope: Scope) -> bool {
+        self.0 & scope.bit() != 0
+    }
+
+    /// Adds `scope`.
+    pub fn insert(&mut self, scope: Scope) {
+        self.0 |= scope.bit();
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The scopes in canonical order.
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        Scope::ALL.into_iter().filter(move |s| self.contains(*s))
+    }
+
+    /// Wire names in canonical order.
+    pub fn names(self) -> Vec<String> {
+        self.iter().map(|s| s.as_str().to_owned()).collect()
+    }
+
+    /// Parses the scopes of a key-creation request: unknown names are 400, duplicates
+    /// collapse, and an absent or empty list means [`ScopeSet::DEFAULT`].
+    pub fn from_request(names: Option<&[String]>) -> Result<Self> {
+        let mut set = ScopeSet::default();
+        for name in names.unwrap_or_default() {
+            set.insert(Scope::parse(name)?);
+        }
+        Ok(if set.is_empty() { Self::DEFAULT } else { set })
+    }
+
+    /// Storage form: space-separated wire names.
+    pub fn to_stored(self) -> String {
+        self.names().join(" ")
+    }
+
+    /// Reads the stored form; `None` (a legacy key) yields [`ScopeSet::LEGACY`].
+    /// Unknown stored names are ignored rather than failing authentication.
+    pub fn from_stored(stored: Option<&str>) -> Self {
+        match stored {
+            None => Self::LEGACY,
+            Some(s) => {
+                let mut set = ScopeSet::default();
+                for name in s.split_whitespace() {
+                    if let Ok(scope) = Scope::parse(name) {
+                        set.insert(scope);
+                    }
+                }
+                set
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ScopeSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter().map(Scope::as_str)).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_created_without_scopes_get_workforce_read_and_availability_read() {
+        assert_eq!(
+            ScopeSet::from_request(None).unwrap().names(),
+            ["workforce:read", "availability:read"]
+        );
+        assert_eq!(ScopeSet::from_request(Some(&[])).unwrap(), ScopeSet::DEFAULT);
+    }
+
+    #[test]
+    fn legacy_keys_get_workforce_read_and_write_only() {
+        let legacy = ScopeSet::from_stored(None);
+        assert!(legacy.contains(Scope::WorkforceRead));
+        assert!(legacy.contains(Scope::WorkforceWrite));
+        assert!(!legacy.contains(Scope::AvailabilityRead));
+        assert!(!legacy.contains(Scope::WebhooksManage));
+    }
+
+    #[test]
+    fn unknown_scope_names_are_rejected() {
+        let err = ScopeSet::from_request(Some(&["admin:all".into()])).unwrap_err();
+        assert!(err.to_string().contains("admin:all"));
+    }
+
+    #[test]
+    fn stored_form_round_trips() {
+        let set = ScopeSet::from_request(Some(&["webhooks:manage".into(), "workforce:read".into()])).unwrap();
+        assert_eq!(ScopeSet::from_stored(Some(&set.to_stored())), set);
+    }
+}

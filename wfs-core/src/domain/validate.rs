@@ -1,0 +1,64 @@
+//! Small field validators shared by the request types; every error names its field.
+
+use crate::error::{Error, Result};
+
+/// A required, non-blank text field, trimmed, at most `max` characters.
+pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid(format!("{field} must not be empty")));
+    }
+    optional_text(field, trimmed, max)
+}
+
+/// An optional text field, trimmed, at most `max` characters.
+pub fn optional_text(field: &str, value: &str, max: usize) -> Result<String> {
+    let trimmed = value.trim();
+    if trimmed.chars().count() > max {
+        return Err(Error::invalid(format!("{field} must be at most {max} characters")));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// A hex color: `#RGB` or `#RRGGBB` (the `#` is required).
+pub fn hex_color(field: &str, value: &str) -> Result<String> {
+    let v = value.trim();
+    let ok = v.len() == 4 || v.len() == 7;
+    if ok && v.starts_with('#') && v[1..].chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(v.to_owned())
+    } else {
+        Err(Error::invalid(format!(
+            "{field} must be a hex color such as #1A2B3C (got '{value}')"
+        )))
+    }
+}
+
+/// A finite number within `[min, max]`.
+pub fn number_in(field: &str, value: f64, min: f64, max: f64) -> Result<f64> {
+    if value.is_finite() && value >= min && value <= max {
+        Ok(value)
+    } else {
+        Err(Error::invalid(format!("{field} must be between {min} and {max}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_colors_need_a_hash_and_3_or_6_hex_digits() {
+        assert!(hex_color("c", "#fff").is_ok());
+        assert!(hex_color("c", "#A1b2C3").is_ok());
+        assert!(hex_color("c", "fff").is_err());
+        assert!(hex_color("c", "#ggg").is_err());
+        assert!(hex_color("c", "#12345").is_err());
+    }
+
+    #[test]
+    fn text_fields_are_trimmed_and_bounded() {
+        assert_eq!(required_text("t", "  x ", 5).unwrap(), "x");
+        assert!(required_text("t", "   ", 5).is_err());
+        assert!(required_text("t", "abcdef", 5).unwrap_err().to_string().contains("t must"));
+    }
+}

@@ -1,0 +1,144 @@
+//! The one error type of `wfs-core`.
+//!
+//! It speaks no HTTP: `wfs-tower` maps each variant to a status in a single table
+//! (`wfs_tower::error`). Variants carry the client-visible message; internal causes
+//! travel in [`Error::Internal`] and are never shown to callers.
+
+use std::fmt;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a caller could not be authenticated.
+///
+/// The variants are kept apart because the specification gives them different
+/// messages ("missing" and "invalid" credentials are not the same answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// No credentials, or only half of a key pair.
+    MissingCredentials,
+    /// Unknown client id, wrong secret or revoked key.
+    InvalidCredentials,
+    /// The key's `expiresAt` has passed.
+    KeyExpired,
+    /// Sign-in with an unknown user or a wrong password.
+    InvalidLogin,
+    /// Missing, malformed or expired bearer token.
+    InvalidToken,
+}
+
+impl AuthFailure {
+    /// The client-visible message, exact where the specification fixes it.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::MissingCredentials => "Missing API credentials",
+            Self::InvalidCredentials => "Invalid API credentials",
+            Self::KeyExpired => "API key expired",
+            Self::InvalidLogin => "Invalid email or password",
+            Self::InvalidToken => "Invalid or expired access token",
+        }
+    }
+}
+
+/// Why a request with a valid Idempotency-Key could not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdempotencyConflict {
+    /// The key was used before for a different method, path or body.
+    KeyReused,
+    /// The original request with this key has not finished yet.
+    InProgress,
+}
+
+impl IdempotencyConflict {
+    /// The client-visible message.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::KeyReused => "Idempotency-Key was already used for a different request",
+            Self::InProgress => "A request with this Idempotency-Key is still in progress",
+        }
+    }
+}
+
+/// Every failure a `wfs-core` operation can report.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Credentials are missing or wrong (HTTP 401).
+    #[error("{}", .0.message())]
+    Unauthenticated(AuthFailure),
+    /// The caller is known but may not do this (HTTP 403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Input failed validation; the message names the field or parameter (HTTP 400).
+    #[error("{0}")]
+    Invalid(String),
+    /// An identifier does not name a record of the caller's company (HTTP 404).
+    ///
+    /// Another company's id answers exactly like an unknown one.
+    #[error("{kind} not found")]
+    NotFound {
+        /// What was looked for, e.g. `Job role`.
+        kind: &'static str,
+    },
+    /// The request is valid but conflicts with the current state (HTTP 409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The Idempotency-Key cannot be honoured now (HTTP 409, never stored).
+    #[error("{}", .0.message())]
+    Idempotency(IdempotencyConflict),
+    /// The database could not be reached (HTTP 503).
+    #[error("database unavailable")]
+    Unavailable(#[source] sea_orm::DbErr),
+    /// A bug or an unexpected store failure (HTTP 500); the cause is logged, not shown.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(message: impl fmt::Display) -> Self {
+        Self::Invalid(message.to_string())
+    }
+
+    /// Shorthand for [`Error::NotFound`].
+    pub fn not_found(kind: &'static str) -> Self {
+        Self::NotFound { kind }
+    }
+
+    /// Shorthand for [`Error::Conflict`].
+    pub fn conflict(message: impl fmt::Display) -> Self {
+        Self::Conflict(message.to_string())
+    }
+
+    /// Wraps any unexpected failure as [`Error::Internal`].
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Internal(cause.into())
+    }
+}
+
+impl From<sea_orm::DbErr> for Error {
+    fn from(err: sea_orm::DbErr) -> Self {
+        use sea_orm::DbErr;
+        match err {
+            DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => Self::Unavailable(err),
+            other => Self::Internal(Box::new(other)),
+        }
+    }
+}
+
+/// Maps unique-constraint violations to a client error instead of racing a pre-check.
+pub(crate) trait OnConstraint<T> {
+    /// Turns a unique violation into `Error::Conflict(message)`; other errors pass through.
+    fn on_unique_violation(self, message: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> OnConstraint<T> for std::result::Result<T, sea_orm::DbErr> {
+    fn on_unique_violation(self, message: impl FnOnce() -> String) -> Result<T> {
+        match self {
+            Ok(v) => Ok(v),
+            Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
+                Err(Error::Conflict(message()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The workforce scheduling domain over sea-orm: the store, its migrations, and
+//! every operation of the External Workforce Scheduling API, callable directly by an
+//! embedding application.
+//!
+//! `wfs-core` speaks no HTTP. `wfs-tower` turns it into an HTTP API; a host
+//! application may also call it from its own handlers (clock-in, overtime approval
+//! and the like have no external route).
+//!
+//! # Layering
+//!
+//! * [`domain`]: pure types that are valid by construction (scopes, credentials,
+//!   idempotency keys, validators).
+//! * [`service`]: the operations, as methods on [`Wfs`]. Reads use the pool; writes
+//!   take any sea-orm connection, normally a [`WriteTx`], so several writes commit
+//!   together.
+//! * [`persistence`]: connections, the SQLite/PostgreSQL differences, entities and
+//!   migrations.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> wfs_core::Result<()> {
+//! use wfs_core::{Store, StoreOptions, Wfs};
+//! use wfs_core::service::job_roles::NewJobRole;
+//!
+//! let store = Store::connect(&StoreOptions::new("sqlite://wfs.db?mode=rwc")).await?;
+//! store.migrate().await?;
+//! let wfs = Wfs::new(store, b"a secret of at least thirty-two bytes!!")?;
+//! # let company: wfs_core::CompanyId = todo!();
+//!
+//! let tx = wfs.begin().await?;
+//! let role = wfs
+//!     .create_job_role(&*tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+//!     .await?;
+//! tx.commit().await?;
+//! println!("created {}", role.id);
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod clock;
+pub mod domain;
+pub mod error;
+pub mod ids;
+pub mod persistence;
+pub mod principal;
+pub mod service;
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use error::{AuthFailure, Error, IdempotencyConflict, Result};
+pub use ids::{ApiKeyId, CompanyId, JobRoleId, LocationId, MembershipId, UserId};
+pub use persistence::{Store, StoreOptions, WriteTx};
+pub use principal::{AdminPrincipal, KeyPrincipal};
+pub use sea_orm::ConnectionTrait;
+
+use chrono::{DateTime, Utc};
+use service::auth::TokenKeys;
+use std::sync::Arc;
+
+/// The domain facade: a store, a clock and the token keys. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Wfs {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    tokens: Arc<TokenKeys>,
+}
+
+impl Wfs {
+    /// Builds the facade over a migrated store with the sign-in token secret.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the secret is shorter than 32 bytes.
+    pub fn new(store: Store, jwt_secret: &[u8]) -> Result<Self> {
+        Ok(Self { store, clock: Arc::new(SystemClock), tokens: Arc::new(TokenKeys::new(jwt_secret)?) })
+    }
+
+    /// Replaces the clock (tests pin time with [`FixedClock`]).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The current instant by this facade's clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.clock.now()
+    }
+
+    /// Begins a write transaction; pass `&*tx` to write operations, then commit.
+    pub async fn begin(&self) -> Result<WriteTx> {
+        self.store.begin().await
+    }
+
+    pub(crate) fn tokens(&self) -> &TokenKeys {
+        &self.tokens
+    }
+}

@@ -1,0 +1,43 @@
+//! Schema migrations, one file per step, applied in order by [`Migrator`].
+//!
+//! Later tables slot in as new files appended to [`Migrator::migrations`]; a step
+//! once released is never edited.
+#![allow(missing_docs)]
+
+use sea_orm_migration::prelude::*;
+
+mod m20261122_000001_create_companies_and_users;
+mod m20261122_000002_create_locations_roles_memberships;
+mod m20261122_000003_create_api_keys;
+mod m20261122_000004_create_idempotency_records;
+
+/// Every migration of the store, in order.
+#[derive(Debug)]
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261122_000001_create_companies_and_users::Migration),
+            Box::new(m20261122_000002_create_locations_roles_memberships::Migration),
+            Box::new(m20261122_000003_create_api_keys::Migration),
+            Box::new(m20261122_000004_create_idempotency_records::Migration),
+        ]
+    }
+}
+
+/// A foreign key `table.column -> companies.id`, cascading deletes of the company.
+pub(crate) fn fk_company(table: impl IntoIden, column: impl IntoIden) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(table, column)
+        .to(Companies::Table, Companies::Id)
+        .on_delete(ForeignKeyAction::Cascade)
+        .to_owned()
+}
+
+#[derive(DeriveIden)]
+pub(crate) enum Companies {
+    Table,
+    Id,
+}

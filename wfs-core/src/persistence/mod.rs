@@ -1,0 +1,174 @@
+//! The only module that opens connections: connect, migrate, write transactions.
+//!
+//! # SQLite and PostgreSQL from one code path
+//!
+//! SQLite runs in WAL mode with foreign keys on, so readers never block the writer.
+//! It allows one writer at a time: a deferred transaction that reads and then writes
+//! can fail with `SQLITE_BUSY` when another connection committed in between. So write
+//! transactions on SQLite start with `BEGIN IMMEDIATE` and are serialised in-process
+//! by an async mutex, so writers queue without spinning in SQLite's busy handler.
+//! PostgreSQL needs neither: its transactions run concurrently and row locks or
+//! unique indexes arbitrate.
+
+pub mod entity;
+pub mod migration;
+
+use crate::error::{Error, Result};
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
+    DatabaseTransaction, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
+use sea_orm_migration::MigratorTrait;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// Connection settings for [`Store::connect`].
+#[derive(Clone)]
+pub struct StoreOptions {
+    /// `sqlite://path?mode=rwc` or `postgres://...`.
+    pub database_url: String,
+    /// Pool size; SQLite in-memory databases always use one connection.
+    pub max_connections: u32,
+}
+
+impl StoreOptions {
+    /// Defaults for a URL: 16 pooled connections.
+    pub fn new(database_url: impl Into<String>) -> Self {
+        Self { database_url: database_url.into(), max_connections: 16 }
+    }
+}
+
+impl fmt::Debug for StoreOptions {
+    // The URL may hold a password: never print it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("database_url", &"<redacted>")
+            .field("max_connections", &self.max_connections)
+            .finish()
+    }
+}
+
+/// The database: a pool plus the SQLite writer queue.
+#[derive(Clone)]
+pub struct Store {
+    db: DatabaseConnection,
+    writer: Option<Arc<Mutex<()>>>,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store").field("backend", &self.backend()).finish()
+    }
+}
+
+impl Store {
+    /// Opens the pool. Does not migrate: call [`Store::migrate`].
+    pub async fn connect(options: &StoreOptions) -> Result<Self> {
+        let url = options.database_url.as_str();
+        let is_sqlite = url.starts_with("sqlite:");
+        let in_memory = is_sqlite && url.contains(":memory:");
+        let mut opts = ConnectOptions::new(url.to_owned());
+        opts.max_connections(if in_memory { 1 } else { options.max_connections })
+            .min_connections(if in_memory { 1 } else { 0 })
+            .connect_timeout(Duration::from_secs(10))
+            .acquire_timeout(Duration::from_secs(10))
+            .sqlx_logging(false);
+        if in_memory {
+            // A pooled in-memory connection must never be dropped: the data goes with it.
+            opts.idle_timeout(None::<Duration>).max_lifetime(None::<Duration>);
+        }
+        opts.map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(15))
+        });
+        let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
+        let writer = is_sqlite.then(|| Arc::new(Mutex::new(())));
+        Ok(Self { db, writer })
+    }
+
+    /// Applies every pending migration; safe to run at every start.
+    pub async fn migrate(&self) -> Result<()> {
+        migration::Migrator::up(&self.db, None).await.map_err(Error::from)
+    }
+
+    /// The pool, for reads.
+    pub fn conn(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> DatabaseBackend {
+        self.db.get_database_backend()
+    }
+
+    /// Answers when the database answers (health checks).
+    pub async fn ping(&self) -> Result<()> {
+        self.db.ping().await.map_err(Error::Unavailable)
+    }
+
+    /// Begins a write transaction (see the module docs for SQLite).
+    pub async fn begin(&self) -> Result<WriteTx> {
+        let guard = match &self.writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let tx = self
+            .db
+            .begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: guard.as_ref().map(|_| SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+            .await?;
+        Ok(WriteTx { tx, _writer: guard })
+    }
+
+    /// Closes the pool.
+    pub async fn close(self) -> Result<()> {
+        self.db.close().await.map_err(Error::from)
+    }
+}
+
+/// A write transaction. Dropped without [`WriteTx::commit`], it rolls back.
+///
+/// It dereferences to a sea-orm connection, so every `wfs-core` operation that takes
+/// `&impl ConnectionTrait` runs inside it; several operations commit or fail together.
+pub struct WriteTx {
+    tx: DatabaseTransaction,
+    _writer: Option<OwnedMutexGuard<()>>,
+}
+
+impl fmt::Debug for WriteTx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WriteTx")
+    }
+}
+
+impl WriteTx {
+    /// Commits every change made through this transaction.
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await.map_err(Error::from)
+    }
+
+    /// Discards every change made through this transaction.
+    pub async fn rollback(self) -> Result<()> {
+        self.tx.rollback().await.map_err(Error::from)
+    }
+}
+
+impl Deref for WriteTx {
+    type Target = DatabaseTransaction;
+    fn deref(&self) -> &DatabaseTransaction {
+        &self.tx
+    }
+}
+
+/// Whether `conn` is PostgreSQL (for the few statements whose SQL differs).
+pub(crate) fn is_postgres(conn: &impl ConnectionTrait) -> bool {
+    conn.get_database_backend() == DatabaseBackend::Postgres
+}

@@ -1,0 +1,178 @@
+//! Companies, users and memberships as the host creates them.
+
+use crate::Wfs;
+use crate::error::{Error, OnConstraint, Result};
+use crate::ids::{CompanyId, MembershipId, UserId};
+use crate::persistence::entity::{company, membership, user};
+use argon2::{Argon2, PasswordHasher, PasswordVerifier};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+
+/// Membership privilege: 1 = Super Admin, 2 = Admin, 3 = Member.
+pub mod privilege {
+    /// Company super admin: may sign in to the developer portal and manage keys.
+    pub const SUPER_ADMIN: i16 = 1;
+    /// Company admin.
+    pub const ADMIN: i16 = 2;
+    /// Regular member.
+    pub const MEMBER: i16 = 3;
+}
+
+/// Membership status values.
+pub mod status {
+    /// Active member.
+    pub const ACTIVE: i16 = 1;
+    /// Deactivated member (user account kept).
+    pub const DEACTIVATED: i16 = 0;
+}
+
+/// Input of [`Wfs::create_company_with_admin`].
+#[derive(Debug, Clone)]
+pub struct NewCompanyAdmin {
+    /// Company name.
+    pub company_name: String,
+    /// The admin's email (sign-in name).
+    pub email: String,
+    /// The admin's password (hashed with argon2id, never stored).
+    pub password: String,
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+}
+
+/// What [`Wfs::create_company_with_admin`] created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreatedCompany {
+    /// The new company.
+    pub company_id: CompanyId,
+    /// The admin's user account.
+    pub user_id: UserId,
+    /// The admin's membership (privilege 1).
+    pub membership_id: MembershipId,
+}
+
+/// Hashes a password with argon2id and a random salt (PHC string).
+pub fn hash_password(password: &str) -> Result<String> {
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| Error::internal(format!("password hashing failed: {e}")))
+}
+
+/// Checks a password against a PHC string; a malformed hash never verifies.
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    Argon2::default().verify_password(password.as_bytes(), phc).is_ok()
+}
+
+/// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
+pub fn normalize_email(field: &str, email: &str) -> Result<String> {
+    let email = email.trim();
+    let valid = email.len() <= 254
+        && !email.chars().any(char::is_whitespace)
+        && matches!(email.split_once('@'), Some((local, domain))
+            if !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+                && !domain.ends_with('.') && !domain.contains('@'));
+    if valid {
+        Ok(email.to_lowercase())
+    } else {
+        Err(Error::invalid(format!("{field} must be a valid email address")))
+    }
+}
+
+impl Wfs {
+    /// Creates a company and its first super admin (privilege 1, active member).
+    ///
+    /// This is what `wfs-server create-admin` runs. The email must not belong to an
+    /// existing user (409).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a blank name, a bad email or a password shorter than 8
+    /// characters; [`Error::Conflict`] when the email is taken.
+    pub async fn create_company_with_admin(
+        &self,
+        conn: &impl ConnectionTrait,
+        input: NewCompanyAdmin,
+    ) -> Result<CreatedCompany> {
+        use crate::domain::validate::required_text;
+        let company_name = required_text("company", &input.company_name, 200)?;
+        let email = normalize_email("email", &input.email)?;
+        if input.password.chars().count() < 8 {
+            return Err(Error::invalid("password must be at least 8 characters"));
+        }
+        let first_name = crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;
+        let last_name = crate::domain::validate::optional_text("lastName", &input.last_name, 100)?;
+        let password_hash = hash_password(&input.password)?;
+        let now = self.now();
+
+        let company_id = CompanyId::new();
+        company::ActiveModel {
+            id: Set(company_id.0),
+            name: Set(company_name),
+            resource_version: Set(0),
+            resource_updated_at: Set(None),
+            created_at: Set(now),
+        }
+        .insert(conn)
+        .await?;
+
+        let user_id = UserId::new();
+        user::ActiveModel {
+            id: Set(user_id.0),
+            email: Set(email.clone()),
+            user_name: Set(None),
+            first_name: Set(first_name),
+            last_name: Set(last_name),
+            phone: Set(None),
+            gender: Set(None),
+            country_id: Set(None),
+            password_hash: Set(Some(password_hash)),
+            must_change_password: Set(false),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(conn)
+        .await
+        .on_unique_violation(|| format!("A user with email {email} already exists"))?;
+
+        let membership_id = MembershipId::new();
+        let version = self.next_resource_version(conn, company_id).await?;
+        membership::ActiveModel {
+            id: Set(membership_id.0),
+            company_id: Set(company_id.0),
+            user_id: Set(user_id.0),
+            branch_id: Set(None),
+            job_role_id: Set(None),
+            privilege: Set(privilege::SUPER_ADMIN),
+            status: Set(status::ACTIVE),
+            resource_version: Set(version.version),
+            updated_at: Set(version.updated_at),
+            created_at: Set(now),
+        }
+        .insert(conn)
+        .await?;
+
+        Ok(CreatedCompany { company_id, user_id, membership_id })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_lower_cased_and_checked() {
+        assert_eq!(normalize_email("e", " Ada@Example.COM ").unwrap(), "ada@example.com");
+        for bad in ["", "ada", "ada@", "@x.io", "a b@x.io", "ada@localhost", "a@x.io."] {
+            assert!(normalize_email("e", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn passwords_verify_only_against_their_own_hash() {
+        let phc = hash_password("correct horse").unwrap();
+        assert!(phc.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse", &phc));
+        assert!(!verify_password("wrong horse", &phc));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+}

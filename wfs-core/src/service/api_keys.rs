@@ -1,0 +1,314 @@
+//! API keys: management for the signed-in admin, and authentication on every request.
+//!
+//! Authentication is the hot path: one indexed lookup by client id, a SHA-256 and a
+//! constant-time compare. No argon2, and no write: `lastUsedAt` is refreshed at most
+//! once a minute per key by [`Wfs::touch_api_key`], which the transport runs off the
+//! request path. Revocation and rotation change the row the lookup reads, so they
+//! take effect on the very next request.
+
+use crate::Wfs;
+use crate::domain::credentials::{ClientSecret, IpAllowlist, SecretHash, generate_client_id};
+use crate::domain::scope::ScopeSet;
+use crate::domain::validate::required_text;
+use crate::error::{AuthFailure, Error, Result};
+use crate::ids::{ApiKeyId, CompanyId};
+use crate::persistence::entity::api_key;
+use crate::principal::{AdminPrincipal, KeyPrincipal};
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+
+/// How often `lastUsedAt` is refreshed at most.
+pub const LAST_USED_GRANULARITY: chrono::Duration = chrono::Duration::minutes(1);
+
+/// A key's state as listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyStatus {
+    /// Usable.
+    Active,
+    /// Permanently disabled by revoke.
+    Revoked,
+    /// `expiresAt` has passed (computed, never stored).
+    Expired,
+}
+
+impl KeyStatus {
+    /// Wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Revoked => "revoked",
+            Self::Expired => "expired",
+        }
+    }
+}
+
+/// An API key as listed: never the secret.
+#[derive(Debug, Clone)]
+pub struct ApiKeyInfo {
+    /// Record id (used in rotate/revoke paths).
+    pub id: ApiKeyId,
+    /// Descriptive name.
+    pub name: String,
+    /// Public client id (`api_...`).
+    pub client_id: String,
+    /// Current state.
+    pub status: KeyStatus,
+    /// Granted scopes.
+    pub scopes: ScopeSet,
+    /// Allowed caller addresses (empty: any).
+    pub allowed_ips: IpAllowlist,
+    /// Expiry, if any.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Last use, `None` until first used.
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A key with its secret, as answered once by create and rotate.
+#[derive(Debug, Clone)]
+pub struct IssuedKey {
+    /// Record id.
+    pub id: ApiKeyId,
+    /// Public client id.
+    pub client_id: String,
+    /// The secret: shown now, never again.
+    pub client_secret: ClientSecret,
+    /// Granted scopes.
+    pub scopes: ScopeSet,
+}
+
+/// Input of [`Wfs::create_api_key`], as received.
+#[derive(Debug, Clone, Default)]
+pub struct NewApiKey {
+    /// Required descriptive name.
+    pub name: String,
+    /// `None` or empty: the default scopes.
+    pub scopes: Option<Vec<String>>,
+    /// Literal addresses; CIDR rejected.
+    pub allowed_ips: Vec<String>,
+    /// Must lie in the future; `None` means no expiry.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+fn status_of(key: &api_key::Model, now: DateTime<Utc>) -> KeyStatus {
+    if key.revoked_at.is_some() {
+        KeyStatus::Revoked
+    } else if key.expires_at.is_some_and(|at| at <= now) {
+        KeyStatus::Expired
+    } else {
+        KeyStatus::Active
+    }
+}
+
+fn info(key: api_key::Model, now: DateTime<Utc>) -> ApiKeyInfo {
+    ApiKeyInfo {
+        id: key.id.into(),
+        status: status_of(&key, now),
+        scopes: ScopeSet::from_stored(key.scopes.as_deref()),
+        allowed_ips: IpAllowlist::from_stored(&key.allowed_ips),
+        name: key.name,
+        client_id: key.client_id,
+        expires_at: key.expires_at,
+        last_used_at: key.last_used_at,
+        created_at: key.created_at,
+    }
+}
+
+impl Wfs {
+    /// Authenticates an API key pair. This is the per-request hot path.
+    ///
+    /// # Errors
+    /// [`AuthFailure::InvalidCredentials`] for an unknown id, a wrong secret or a revoked
+    /// key; [`AuthFailure::KeyExpired`] once `expiresAt` has passed.
+    pub async fn authenticate_key(&self, client_id: &str, secret: &str) -> Result<KeyPrincipal> {
+        let invalid = Error::Unauthenticated(AuthFailure::InvalidCredentials);
+        // Hash before the lookup so unknown ids and wrong secrets cost the same.
+        let presented = SecretHash::of(secret);
+        if !client_id.starts_with(crate::domain::credentials::CLIENT_ID_PREFIX) || client_id.len() > 128 {
+            return Err(invalid);
+        }
+        let Some(key) = api_key::Entity::find()
+            .filter(api_key::Column::ClientId.eq(client_id))
+            .one(self.store().conn())
+            .await?
+        else {
+            return Err(invalid);
+        };
+        if !presented.matches_stored(&key.secret_hash) {
+            return Err(invalid);
+        }
+        match status_of(&key, self.now()) {
+            KeyStatus::Revoked => return Err(invalid),
+            KeyStatus::Expired => return Err(Error::Unauthenticated(AuthFailure::KeyExpired)),
+            KeyStatus::Active => {}
+        }
+        Ok(KeyPrincipal {
+            key_id: key.id.into(),
+            company_id: key.company_id.into(),
+            scopes: ScopeSet::from_stored(key.scopes.as_deref()),
+            allowed_ips: IpAllowlist::from_stored(&key.allowed_ips),
+            last_used_at: key.last_used_at,
+        })
+    }
+
+    /// Whether `principal`'s `lastUsedAt` is due for a refresh.
+    pub fn api_key_use_is_stale(&self, principal: &KeyPrincipal) -> bool {
+        principal
+            .last_used_at
+            .is_none_or(|at| self.now() - at >= LAST_USED_GRANULARITY)
+    }
+
+    /// Records a use of the key, at most once per [`LAST_USED_GRANULARITY`]: the
+    /// conditional update makes concurrent callers (in any process) write once.
+    pub async fn touch_api_key(&self, key: ApiKeyId) -> Result<()> {
+        let now = self.now();
+        let tx = self.store().begin().await?;
+        api_key::Entity::update_many()
+            .col_expr(api_key::Column::LastUsedAt, Expr::value(now))
+            .filter(api_key::Column::Id.eq(key.0))
+            .filter(
+                sea_orm::Condition::any()
+                    .add(api_key::Column::LastUsedAt.is_null())
+                    .add(api_key::Column::LastUsedAt.lte(now - LAST_USED_GRANULARITY)),
+            )
+            .exec(&*tx)
+            .await?;
+        tx.commit().await
+    }
+
+    /// Lists the admin's company's keys, oldest first, revoked ones included.
+    pub async fn list_api_keys(&self, admin: AdminPrincipal) -> Result<Vec<ApiKeyInfo>> {
+        let now = self.now();
+        Ok(api_key::Entity::find()
+            .filter(api_key::Column::CompanyId.eq(admin.company_id.0))
+            .order_by_asc(api_key::Column::CreatedAt)
+            .order_by_asc(api_key::Column::Id)
+            .all(self.store().conn())
+            .await?
+            .into_iter()
+            .map(|k| info(k, now))
+            .collect())
+    }
+
+    /// Creates a key for the admin's company and returns its secret, once.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a blank name, an unknown scope, a CIDR or malformed
+    /// address, or an expiry that is not in the future.
+    pub async fn create_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        admin: AdminPrincipal,
+        input: NewApiKey,
+    ) -> Result<IssuedKey> {
+        let name = required_text("name", &input.name, 200)?;
+        let scopes = ScopeSet::from_request(input.scopes.as_deref())?;
+        let allowed_ips = IpAllowlist::parse(&input.allowed_ips)?;
+        let now = self.now();
+        if input.expires_at.is_some_and(|at| at <= now) {
+            return Err(Error::invalid("expiresAt must be in the future"));
+        }
+        let secret = ClientSecret::generate();
+        let id = ApiKeyId::new();
+        let client_id = generate_client_id();
+        api_key::ActiveModel {
+            id: Set(id.0),
+            company_id: Set(admin.company_id.0),
+            created_by: Set(Some(admin.user_id.0)),
+            name: Set(name),
+            client_id: Set(client_id.clone()),
+            secret_hash: Set(secret.hash().to_hex()),
+            scopes: Set(Some(scopes.to_stored())),
+            allowed_ips: Set(allowed_ips.to_stored()),
+            expires_at: Set(input.expires_at),
+            revoked_at: Set(None),
+            last_used_at: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(conn)
+        .await?;
+        Ok(IssuedKey { id, client_id, client_secret: secret, scopes })
+    }
+
+    /// Creates a key with no stored scopes, as keys made before scopes existed were.
+    /// Such a key is limited to workforce read and write. For hosts migrating old keys.
+    pub async fn create_legacy_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        name: &str,
+    ) -> Result<IssuedKey> {
+        let admin = AdminPrincipal { user_id: crate::ids::UserId(uuid::Uuid::nil()), company_id: company };
+        let issued = self.create_api_key(conn, admin, NewApiKey { name: name.into(), ..Default::default() }).await?;
+        api_key::Entity::update_many()
+            .col_expr(api_key::Column::Scopes, Expr::value(Option::<String>::None))
+            .col_expr(api_key::Column::CreatedBy, Expr::value(Option::<uuid::Uuid>::None))
+            .filter(api_key::Column::Id.eq(issued.id.0))
+            .exec(conn)
+            .await?;
+        Ok(IssuedKey { scopes: ScopeSet::LEGACY, ..issued })
+    }
+
+    async fn find_company_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        admin: AdminPrincipal,
+        id: ApiKeyId,
+    ) -> Result<api_key::Model> {
+        let key = api_key::Entity::find_by_id(id.0)
+            .filter(api_key::Column::CompanyId.eq(admin.company_id.0))
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("API key"))?;
+        if key.revoked_at.is_some() {
+            return Err(Error::conflict("API key is revoked"));
+        }
+        Ok(key)
+    }
+
+    /// Replaces a key's secret; the client id stays and the old secret stops working
+    /// at once.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown or other company's key; [`Error::Conflict`]
+    /// for a revoked key.
+    pub async fn rotate_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        admin: AdminPrincipal,
+        id: ApiKeyId,
+    ) -> Result<IssuedKey> {
+        let key = self.find_company_key(conn, admin, id).await?;
+        let secret = ClientSecret::generate();
+        let scopes = ScopeSet::from_stored(key.scopes.as_deref());
+        let client_id = key.client_id.clone();
+        let mut active: api_key::ActiveModel = key.into();
+        active.secret_hash = Set(secret.hash().to_hex());
+        active.updated_at = Set(self.now());
+        active.update(conn).await?;
+        Ok(IssuedKey { id, client_id, client_secret: secret, scopes })
+    }
+
+    /// Revokes a key permanently; every later request with it answers 401.
+    ///
+    /// # Errors
+    /// As [`Wfs::rotate_api_key`].
+    pub async fn revoke_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        admin: AdminPrincipal,
+        id: ApiKeyId,
+    ) -> Result<ApiKeyInfo> {
+        let key = self.find_company_key(conn, admin, id).await?;
+        let now = self.now();
+        let mut active: api_key::ActiveModel = key.into();
+        active.revoked_at = Set(Some(now));
+        active.updated_at = Set(now);
+        Ok(info(active.update(conn).await?, now))
+    }
+}

@@ -1,0 +1,214 @@
+//! Portal sign-in and the bearer tokens that guard key management.
+
+use crate::Wfs;
+use crate::error::{AuthFailure, Error, Result};
+use crate::ids::{CompanyId, UserId};
+use crate::persistence::entity::{company, membership, user};
+use crate::principal::AdminPrincipal;
+use crate::service::accounts::{privilege, status, verify_password};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use sea_orm::sea_query::{Expr, ExprTrait, Func};
+use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::LazyLock;
+
+/// Lifetime of a sign-in token.
+pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
+
+/// Shortest accepted signing secret.
+pub const MIN_SECRET_LEN: usize = 32;
+
+/// The HS256 keys for sign-in tokens.
+pub struct TokenKeys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+}
+
+impl fmt::Debug for TokenKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenKeys(<redacted>)")
+    }
+}
+
+impl TokenKeys {
+    /// Keys from a secret of at least [`MIN_SECRET_LEN`] bytes.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the secret is too short to resist brute force.
+    pub fn new(secret: &[u8]) -> Result<Self> {
+        if secret.len() < MIN_SECRET_LEN {
+            return Err(Error::invalid(format!(
+                "the JWT secret must be at least {MIN_SECRET_LEN} bytes"
+            )));
+        }
+        Ok(Self {
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: uuid::Uuid,
+    /// The active company.
+    cid: uuid::Uuid,
+    iat: i64,
+    exp: i64,
+}
+
+/// A company as listed in the sign-in result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompanyAccess {
+    /// Company id.
+    pub id: CompanyId,
+    /// Company name.
+    pub name: String,
+    /// The user's privilege there (1 = Super Admin).
+    pub privilege: i16,
+}
+
+/// A successful sign-in.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    /// Bearer token for `/auth/keys`, valid for [`TOKEN_TTL`].
+    pub access_token: String,
+    /// The signed-in user.
+    pub user_id: UserId,
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// Email.
+    pub email: String,
+    /// Whether the user should change the password first.
+    pub must_change_password: bool,
+    /// The company the token acts for.
+    pub active_company: CompanyAccess,
+    /// Every company the user is an active member of.
+    pub companies: Vec<CompanyAccess>,
+}
+
+/// Verifying against this when the user does not exist keeps the answer time the
+/// same for unknown users and wrong passwords.
+static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
+    crate::service::accounts::hash_password("dummy password for timing").unwrap_or_default()
+});
+
+impl Wfs {
+    /// Signs in with an email or username and a password.
+    ///
+    /// Only a super admin (privilege 1) of at least one company may sign in; the
+    /// active company is the first such company by name.
+    ///
+    /// # Errors
+    /// [`AuthFailure::InvalidLogin`] (same answer for unknown user and wrong password);
+    /// [`Error::Forbidden`] for a user who is no company's super admin.
+    pub async fn sign_in(&self, login: &str, password: &str) -> Result<SignedIn> {
+        let login = login.trim().to_lowercase();
+        let found = user::Entity::find()
+            .filter(
+                sea_orm::Condition::any()
+                    .add(user::Column::Email.eq(login.as_str()))
+                    .add(ExprTrait::eq(Expr::expr(Func::lower(Expr::col(user::Column::UserName))), login.as_str())),
+            )
+            .one(self.store().conn())
+            .await?;
+        let verified = match &found {
+            Some(u) => u
+                .password_hash
+                .as_deref()
+                .is_some_and(|phc| verify_password(password, phc)),
+            None => {
+                verify_password(password, &DUMMY_HASH);
+                false
+            }
+        };
+        let user = match found {
+            Some(u) if verified => u,
+            _ => return Err(Error::Unauthenticated(AuthFailure::InvalidLogin)),
+        };
+
+        let companies: Vec<CompanyAccess> = membership::Entity::find()
+            .select_only()
+            .column(company::Column::Id)
+            .column(company::Column::Name)
+            .column(membership::Column::Privilege)
+            .join(JoinType::InnerJoin, membership_company())
+            .filter(membership::Column::UserId.eq(user.id))
+            .filter(membership::Column::Status.eq(status::ACTIVE))
+            .order_by_asc(company::Column::Name)
+            .order_by_asc(company::Column::Id)
+            .into_tuple::<(uuid::Uuid, String, i16)>()
+            .all(self.store().conn())
+            .await?
+            .into_iter()
+            .map(|(id, name, privilege)| CompanyAccess { id: id.into(), name, privilege })
+            .collect();
+        let Some(active) = companies.iter().find(|c| c.privilege == privilege::SUPER_ADMIN).cloned()
+        else {
+            return Err(Error::Forbidden(
+                "Only a company super admin can sign in to the developer portal".into(),
+            ));
+        };
+
+        let now = self.now();
+        let claims = Claims {
+            sub: user.id,
+            cid: active.id.0,
+            iat: now.timestamp(),
+            exp: (now + TOKEN_TTL).timestamp(),
+        };
+        let access_token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.tokens().encoding)
+            .map_err(Error::internal)?;
+        Ok(SignedIn {
+            access_token,
+            user_id: user.id.into(),
+            first_name: user.first_name,
+            last_name: user.last_name,
+            email: user.email,
+            must_change_password: user.must_change_password,
+            active_company: active,
+            companies,
+        })
+    }
+
+    /// Checks a bearer token and that its user is still an active super admin of the
+    /// token's company, so demotion or deactivation takes effect at once.
+    ///
+    /// # Errors
+    /// [`AuthFailure::InvalidToken`] for a bad, expired or no longer entitled token.
+    pub async fn authenticate_admin(&self, token: &str) -> Result<AdminPrincipal> {
+        let invalid = || Error::Unauthenticated(AuthFailure::InvalidToken);
+        let mut validation = Validation::new(Algorithm::HS256);
+        // Expiry is checked against our own clock below, so tests can move time.
+        validation.validate_exp = false;
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.tokens().decoding, &validation)
+            .map_err(|_| invalid())?
+            .claims;
+        if claims.exp <= self.now().timestamp() {
+            return Err(invalid());
+        }
+        let entitled = membership::Entity::find()
+            .filter(membership::Column::UserId.eq(claims.sub))
+            .filter(membership::Column::CompanyId.eq(claims.cid))
+            .filter(membership::Column::Privilege.eq(privilege::SUPER_ADMIN))
+            .filter(membership::Column::Status.eq(status::ACTIVE))
+            .one(self.store().conn())
+            .await?
+            .is_some();
+        if !entitled {
+            return Err(invalid());
+        }
+        Ok(AdminPrincipal { user_id: claims.sub.into(), company_id: claims.cid.into() })
+    }
+}
+
+fn membership_company() -> sea_orm::RelationDef {
+    membership::Entity::belongs_to(company::Entity)
+        .from(membership::Column::CompanyId)
+        .to(company::Column::Id)
+        .into()
+}

@@ -1,0 +1,208 @@
+//! Idempotency records: claim, replay, complete, release, purge.
+//!
+//! # Protocol
+//!
+//! 1. **Claim** (its own short transaction): insert an `in_progress` record for
+//!    (scope, key) with a fresh lock token. If one exists: a different fingerprint is
+//!    a conflict; a completed one is replayed; an in-progress one is a conflict unless
+//!    its lock is older than [`LOCK_TIMEOUT`], in which case it is taken over by
+//!    swapping the lock token (compare-and-set, so only one taker wins). Records older
+//!    than [`RETENTION`] are deleted and the key starts afresh.
+//! 2. **Complete**, in the *same transaction as the write*: mark the record completed
+//!    with the response, but only while it still carries our lock token. Either the
+//!    write and its record commit together, or neither does: a crash before commit
+//!    leaves only the in-progress record, which a retry takes over after the timeout.
+//! 3. **Release** when the response is not to be stored (5xx and the like): delete
+//!    our in-progress record so a retry runs afresh.
+
+use crate::Wfs;
+use crate::domain::idempotency::{Fingerprint, IdempotencyKey};
+use crate::error::{Error, IdempotencyConflict, Result};
+use crate::persistence::entity::idempotency_record as record;
+use chrono::{DateTime, Utc};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Statement};
+use uuid::Uuid;
+
+/// How long a completed record is replayed; after that the key may be reused.
+pub const RETENTION: chrono::Duration = chrono::Duration::hours(24);
+/// How long an in-progress record blocks its key before a retry may take it over.
+pub const LOCK_TIMEOUT: chrono::Duration = chrono::Duration::seconds(60);
+
+const IN_PROGRESS: &str = "in_progress";
+const COMPLETED: &str = "completed";
+
+/// A response as stored for replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers worth replaying (content type, `Link`, ...).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+/// Proof that this request holds the key.
+#[derive(Debug, Clone)]
+pub struct IdempotencyLock {
+    scope: String,
+    key: String,
+    token: Uuid,
+}
+
+/// Outcome of [`Wfs::claim_idempotency_key`].
+#[derive(Debug)]
+pub enum Claim {
+    /// Run the request, then complete or release the lock.
+    Acquired(IdempotencyLock),
+    /// The request already ran: answer this.
+    Replay(StoredResponse),
+}
+
+impl Wfs {
+    /// Claims `key` in `scope` for a request with fingerprint `fp`.
+    ///
+    /// # Errors
+    /// [`Error::Idempotency`] when the key was used for a different request or its
+    /// original is still running.
+    pub async fn claim_idempotency_key(&self, scope: &str, key: &IdempotencyKey, fp: &Fingerprint) -> Result<Claim> {
+        // Each pass either decides or removes an obstacle someone else may race us on.
+        for _ in 0..4 {
+            let now = self.now();
+            let token = Uuid::new_v4();
+            let tx = self.store().begin().await?;
+            let inserted = tx
+                .execute_raw(Statement::from_sql_and_values(
+                    tx.get_database_backend(),
+                    r#"INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
+                       VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (scope, "key") DO NOTHING"#,
+                    [
+                        scope.into(),
+                        key.as_str().into(),
+                        fp.as_str().into(),
+                        IN_PROGRESS.into(),
+                        token.into(),
+                        now.into(),
+                    ],
+                ))
+                .await?
+                .rows_affected()
+                == 1;
+            if inserted {
+                tx.commit().await?;
+                return Ok(Claim::Acquired(IdempotencyLock { scope: scope.into(), key: key.as_str().into(), token }));
+            }
+            let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
+                .one(&*tx)
+                .await?
+            else {
+                continue;
+            };
+            if existing.created_at <= now - RETENTION {
+                record::Entity::delete_many()
+                    .filter(record::Column::Scope.eq(scope))
+                    .filter(record::Column::Key.eq(key.as_str()))
+                    .filter(record::Column::LockToken.eq(existing.lock_token))
+                    .exec(&*tx)
+                    .await?;
+                tx.commit().await?;
+                continue;
+            }
+            if existing.fingerprint != fp.as_str() {
+                return Err(Error::Idempotency(IdempotencyConflict::KeyReused));
+            }
+            if existing.state == COMPLETED {
+                return stored_response(existing).map(Claim::Replay);
+            }
+            if existing.locked_at > now - LOCK_TIMEOUT {
+                return Err(Error::Idempotency(IdempotencyConflict::InProgress));
+            }
+            // The holder crashed or stalled: take the key over if nobody beat us to it.
+            let taken = record::Entity::update_many()
+                .col_expr(record::Column::LockToken, token.into())
+                .col_expr(record::Column::LockedAt, now.into())
+                .filter(record::Column::Scope.eq(scope))
+                .filter(record::Column::Key.eq(key.as_str()))
+                .filter(record::Column::LockToken.eq(existing.lock_token))
+                .filter(record::Column::State.eq(IN_PROGRESS))
+                .exec(&*tx)
+                .await?
+                .rows_affected
+                == 1;
+            if taken {
+                tx.commit().await?;
+                return Ok(Claim::Acquired(IdempotencyLock { scope: scope.into(), key: key.as_str().into(), token }));
+            }
+        }
+        Err(Error::Idempotency(IdempotencyConflict::InProgress))
+    }
+
+    /// Stores `response` for replay, inside the transaction that made the write.
+    ///
+    /// # Errors
+    /// [`IdempotencyConflict::InProgress`] when another request took the key over (our
+    /// lock timed out); the caller must then roll back.
+    pub async fn complete_idempotency_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        lock: &IdempotencyLock,
+        response: &StoredResponse,
+    ) -> Result<()> {
+        let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
+        let done = record::Entity::update_many()
+            .col_expr(record::Column::State, COMPLETED.into())
+            .col_expr(record::Column::ResponseStatus, i32::from(response.status).into())
+            .col_expr(record::Column::ResponseHeaders, headers.into())
+            .col_expr(record::Column::ResponseBody, response.body.clone().into())
+            .filter(record::Column::Scope.eq(lock.scope.as_str()))
+            .filter(record::Column::Key.eq(lock.key.as_str()))
+            .filter(record::Column::LockToken.eq(lock.token))
+            .exec(conn)
+            .await?
+            .rows_affected
+            == 1;
+        if done {
+            Ok(())
+        } else {
+            Err(Error::Idempotency(IdempotencyConflict::InProgress))
+        }
+    }
+
+    /// Gives the key back without storing anything, so a retry runs afresh.
+    pub async fn release_idempotency_key(&self, lock: IdempotencyLock) -> Result<()> {
+        let tx = self.store().begin().await?;
+        record::Entity::delete_many()
+            .filter(record::Column::Scope.eq(lock.scope.as_str()))
+            .filter(record::Column::Key.eq(lock.key.as_str()))
+            .filter(record::Column::LockToken.eq(lock.token))
+            .filter(record::Column::State.eq(IN_PROGRESS))
+            .exec(&*tx)
+            .await?;
+        tx.commit().await
+    }
+
+    /// Deletes records past [`RETENTION`]; returns how many. Run it periodically.
+    pub async fn purge_idempotency_records(&self) -> Result<u64> {
+        let cutoff: DateTime<Utc> = self.now() - RETENTION;
+        let tx = self.store().begin().await?;
+        let deleted = record::Entity::delete_many()
+            .filter(record::Column::CreatedAt.lte(cutoff))
+            .exec(&*tx)
+            .await?
+            .rows_affected;
+        tx.commit().await?;
+        Ok(deleted)
+    }
+}
+
+fn stored_response(m: record::Model) -> Result<StoredResponse> {
+    let status = m
+        .response_status
+        .and_then(|s| u16::try_from(s).ok())
+        .ok_or_else(|| Error::internal("completed idempotency record without a status"))?;
+    let headers = match m.response_headers {
+        Some(h) => serde_json::from_str(&h).map_err(Error::internal)?,
+        None => Vec::new(),
+    };
+    Ok(StoredResponse { status, headers, body: m.response_body.unwrap_or_default() })
+}

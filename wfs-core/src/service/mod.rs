@@ -1,0 +1,12 @@
+//! The operations: one module per resource group, each an `impl Wfs` block.
+//!
+//! Reads run on the pool. Writes take `&impl ConnectionTrait`, normally a
+//! [`WriteTx`](crate::WriteTx), so a host can group several of them, and the HTTP
+//! layer can commit a write together with its idempotency record.
+
+pub mod accounts;
+pub mod api_keys;
+pub mod auth;
+pub mod idempotency;
+pub mod job_roles;
+pub mod versions;

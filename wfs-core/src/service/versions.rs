@@ -1,0 +1,54 @@
+//! The per-company workforce resource version counter.
+//!
+//! Every change to a resource's representation takes the next value in the same
+//! transaction. The counter row is updated (and so row-locked on PostgreSQL, or under
+//! SQLite's single writer) until commit, so versions become visible in the order they
+//! were handed out: a consumer that has seen version N never later finds a newly
+//! committed change below N. `updated_at` is taken under the same lock as
+//! `max(now, previous updated_at)`, so it never decreases either, even if the clock
+//! steps back.
+
+use crate::Wfs;
+use crate::error::{Error, Result};
+use crate::ids::CompanyId;
+use crate::persistence::is_postgres;
+use chrono::{DateTime, Utc};
+use sea_orm::{ConnectionTrait, Statement};
+
+/// A freshly allocated version and its timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceVersion {
+    /// Strictly greater than every version handed out before in this company.
+    pub version: i64,
+    /// Never less than the `updated_at` of any earlier version.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Wfs {
+    /// Takes the company's next resource version inside `conn`'s transaction.
+    pub(crate) async fn next_resource_version(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+    ) -> Result<ResourceVersion> {
+        let now = self.now();
+        let greatest = if is_postgres(conn) { "GREATEST" } else { "MAX" };
+        let sql = format!(
+            "UPDATE companies SET resource_version = resource_version + 1, \
+             resource_updated_at = {greatest}(COALESCE(resource_updated_at, $1), $1) \
+             WHERE id = $2 RETURNING resource_version, resource_updated_at"
+        );
+        let row = conn
+            .query_one_raw(Statement::from_sql_and_values(
+                conn.get_database_backend(),
+                sql,
+                [now.into(), company.0.into()],
+            ))
+            .await?
+            .ok_or(Error::not_found("Company"))?;
+        Ok(ResourceVersion {
+            version: row.try_get("", "resource_version")?,
+            updated_at: row.try_get("", "resource_updated_at")?,
+        })
+    }
+}
