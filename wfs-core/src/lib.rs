@@ -51,7 +51,7 @@ pub use error::{AuthFailure, Error, IdempotencyConflict, Result};
 pub use ids::{ApiKeyId, CompanyId, JobRoleId, LocationId, MembershipId, UserId};
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
-pub use sea_orm::ConnectionTrait;
+pub use sea_orm::{self, ConnectionTrait};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;

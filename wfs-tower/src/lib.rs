@@ -1,1 +1,37 @@
-//! placeholder
+//! The External Workforce Scheduling API as a plain `tower::Service` over `http`
+//! types: no web framework inside, so any host can mount it.
+//!
+//! [`WfsService`] routes full paths under `/external/v1`, authenticates (API key
+//! pair or bearer token), checks scopes and allowlists, applies idempotency to
+//! writes, limits bodies, and answers every error with the spec's JSON body.
+//!
+//! # Mounting
+//!
+//! The service expects the full path, so mount it where the host keeps it intact.
+//! For the address allowlist, the host inserts the TCP peer as a [`PeerAddr`]
+//! request extension.
+//!
+//! ```no_run
+//! # async fn demo(wfs: wfs_core::Wfs) {
+//! // axum: `fallback_service` and `route_service` keep the full path.
+//! let app = axum::Router::new().fallback_service(wfs_tower::WfsService::new(wfs));
+//! # }
+//! ```
+//!
+//! With bare hyper, wrap it in `hyper_util::service::TowerToHyperService`; see
+//! `examples/hyper_server.rs` in the repository.
+#![warn(missing_docs)]
+
+mod auth;
+mod dto;
+pub mod error;
+mod extract;
+mod handlers;
+mod reply;
+mod router;
+mod service;
+
+pub use auth::PeerAddr;
+pub use error::ApiError;
+pub use reply::ResponseBody;
+pub use service::{Config, WfsService};

@@ -1,0 +1,18 @@
+//! Wire types: what the API reads and writes, field names exactly as the spec.
+//!
+//! Response types are built from core types by hand, so no personal field can slip
+//! into a read response by accident: a field exists here only if the spec shows it.
+
+pub(crate) mod auth;
+pub(crate) mod job_roles;
+
+use serde::Serializer;
+
+/// Writes whole numbers without a fraction (`40`, not `40.0`).
+pub(crate) fn number<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_i64(*v as i64),
+        Some(v) => s.serialize_f64(*v),
+        None => s.serialize_none(),
+    }
+}

@@ -1,0 +1,141 @@
+//! `ApiError` and THE status table.
+//!
+//! Every error the API answers goes through [`ApiError`], whose body is the spec's
+//! `{"error":{"code":<status>,"message":"..."}}`. Core errors map to a status in
+//! exactly one place, [`From<wfs_core::Error>`]; internal causes are logged, never sent.
+
+use crate::reply::{JSON, ResponseBody};
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use std::borrow::Cow;
+use wfs_core::Error as CoreError;
+
+/// An error answer: status, client-visible message, and (for 5xx) the hidden cause.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: Cow<'static, str>,
+    internal: Option<String>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl ApiError {
+    /// An error with a fixed status and message.
+    pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { status, message: message.into(), internal: None, headers: Vec::new() }
+    }
+
+    /// 400 naming the field or parameter at fault.
+    pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 404 for a route that does not exist.
+    pub fn route_not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "Route not found")
+    }
+
+    /// 405 with the `Allow` header listing what the path accepts.
+    pub fn method_not_allowed(allow: &str) -> Self {
+        let mut err = Self::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed");
+        if let Ok(v) = HeaderValue::from_str(allow) {
+            err.headers.push((header::ALLOW, v));
+        }
+        err
+    }
+
+    /// 413 for a body over the route's limit.
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body exceeds the limit of {limit} bytes"),
+        )
+    }
+
+    /// 500 with a hidden cause.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        let mut err = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");
+        err.internal = Some(cause.to_string());
+        err
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The client-visible message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The cause kept out of the response, for the log.
+    pub fn internal_cause(&self) -> Option<&str> {
+        self.internal.as_deref()
+    }
+
+    /// Whether an idempotent replay may return this answer: the operation's own
+    /// validation, lookup and state errors are stored; credential, scope, address,
+    /// rate-limit and server errors are not, so a retry runs afresh.
+    pub fn is_replayable(&self) -> bool {
+        let s = self.status.as_u16();
+        (400..500).contains(&s) && !matches!(s, 401 | 403 | 413 | 429)
+    }
+
+    /// The JSON body bytes.
+    pub fn body(&self) -> Bytes {
+        let body = serde_json::json!({
+            "error": { "code": self.status.as_u16(), "message": self.message }
+        });
+        Bytes::from(body.to_string())
+    }
+
+    /// The full HTTP response.
+    pub fn into_response(self) -> Response<ResponseBody> {
+        let body = self.body();
+        let mut res = Response::new(ResponseBody::new(body));
+        *res.status_mut() = self.status;
+        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        for (name, value) in self.headers {
+            res.headers_mut().insert(name, value);
+        }
+        res
+    }
+}
+
+impl From<CoreError> for ApiError {
+    fn from(err: CoreError) -> Self {
+        match err {
+            // 401: the exact texts of the spec.
+            CoreError::Unauthenticated(failure) => Self::new(StatusCode::UNAUTHORIZED, failure.message()),
+            // 403: scope, address, or a sign-in by a non super admin.
+            CoreError::Forbidden(msg) => Self::new(StatusCode::FORBIDDEN, msg),
+            // 400: names the field or parameter.
+            CoreError::Invalid(msg) => Self::new(StatusCode::BAD_REQUEST, msg),
+            // 404: unknown and other-company ids answer alike.
+            e @ CoreError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, e.to_string()),
+            // 409: state conflicts and the idempotency layer's own refusals.
+            CoreError::Conflict(msg) => Self::new(StatusCode::CONFLICT, msg),
+            CoreError::Idempotency(c) => Self::new(StatusCode::CONFLICT, c.message()),
+            // 503: the database is away; nothing was written.
+            CoreError::Unavailable(cause) => {
+                let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "Service temporarily unavailable");
+                e.internal = Some(cause.to_string());
+                e.headers.push((header::RETRY_AFTER, HeaderValue::from_static("1")));
+                e
+            }
+            CoreError::Internal(cause) => Self::internal(error_chain(&*cause)),
+        }
+    }
+}
+
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
+}

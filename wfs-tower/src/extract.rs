@@ -1,0 +1,53 @@
+//! Turning raw request parts into typed input; every rejection is an [`ApiError`].
+
+use crate::error::ApiError;
+use serde::de::DeserializeOwned;
+use std::str::FromStr;
+
+/// Parses a JSON body; the error names the offending field.
+pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("Request body must be a JSON document"));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let text = inner.to_string();
+        // Drop serde_json's "at line 1 column 9": the field path says more.
+        let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::bad_request(format!("Malformed JSON in request body: {text}"))
+        } else if path == "." {
+            ApiError::bad_request(format!("Invalid request body: {text}"))
+        } else {
+            ApiError::bad_request(format!("Invalid request body: {path}: {text}"))
+        }
+    })
+}
+
+/// Parses an id from the path. A value that is not even a well-formed id names no
+/// record, so it answers 404 exactly as an unknown id does.
+pub(crate) fn path_id<T: FromStr>(raw: &str, kind: &'static str) -> Result<T, ApiError> {
+    raw.parse().map_err(|_| wfs_core::Error::not_found(kind).into())
+}
+
+/// Deserializes "present and null" as `Some(None)`, so a PATCH can clear a field.
+pub(crate) fn double_option<'de, T, D>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}
+
+/// Parses an ISO-8601 / RFC 3339 date-time naming the field on failure.
+pub(crate) fn date_time(field: &str, value: &str) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
+    chrono::DateTime::parse_from_rfc3339(value.trim())
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|_| {
+            ApiError::bad_request(format!(
+                "{field} must be an ISO-8601 date-time such as 2026-01-31T09:00:00Z"
+            ))
+        })
+}

@@ -1,0 +1,76 @@
+//! Successful answers, in a form the idempotency store can keep and replay.
+
+use crate::error::ApiError;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use serde::Serialize;
+use wfs_core::service::idempotency::StoredResponse;
+
+/// The response body type of [`WfsService`](crate::WfsService).
+pub type ResponseBody = http_body_util::Full<Bytes>;
+
+pub(crate) const JSON: &str = "application/json";
+
+/// A handler's answer before it becomes an HTTP response.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    pub(crate) body: Bytes,
+}
+
+impl Reply {
+    /// A JSON answer.
+    pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Result<Self, ApiError> {
+        let body = serde_json::to_vec(value).map_err(ApiError::internal)?;
+        Ok(Self { status, headers: Vec::new(), body: Bytes::from(body) })
+    }
+
+    /// A `200 {"message": ...}` answer.
+    pub(crate) fn message(text: &str) -> Result<Self, ApiError> {
+        Self::json(StatusCode::OK, &serde_json::json!({ "message": text }))
+    }
+
+    /// The form kept for idempotent replay.
+    pub(crate) fn to_stored(&self) -> StoredResponse {
+        StoredResponse {
+            status: self.status.as_u16(),
+            headers: self
+                .headers
+                .iter()
+                .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                .collect(),
+            body: self.body.to_vec(),
+        }
+    }
+
+    /// Rebuilds a stored answer.
+    pub(crate) fn from_stored(stored: StoredResponse) -> Self {
+        Self {
+            status: StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK),
+            headers: stored
+                .headers
+                .into_iter()
+                .filter_map(|(n, v)| Some((HeaderName::try_from(n).ok()?, HeaderValue::try_from(v).ok()?)))
+                .collect(),
+            body: Bytes::from(stored.body),
+        }
+    }
+
+    /// The HTTP response.
+    pub(crate) fn into_response(self) -> Response<ResponseBody> {
+        let mut res = Response::new(ResponseBody::new(self.body));
+        *res.status_mut() = self.status;
+        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        for (name, value) in self.headers {
+            res.headers_mut().append(name, value);
+        }
+        res
+    }
+}
+
+impl From<&ApiError> for StoredResponse {
+    fn from(err: &ApiError) -> Self {
+        StoredResponse { status: err.status().as_u16(), headers: Vec::new(), body: err.body().to_vec() }
+    }
+}

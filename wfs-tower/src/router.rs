@@ -1,0 +1,82 @@
+//! Path and method to operation. The table itself lives with the handlers
+//! (`handlers::*::ROUTES`); this module only merges it and answers 404/405.
+
+use crate::auth::Access;
+use crate::error::ApiError;
+use crate::handlers::{self, Op};
+use http::Method;
+
+/// Default body limit (1 MiB).
+pub(crate) const BODY_LIMIT: usize = 1 << 20;
+
+/// One operation of the API.
+#[derive(Debug)]
+pub(crate) struct Route {
+    pub(crate) op: Op,
+    pub(crate) method: Method,
+    pub(crate) path: &'static str,
+    pub(crate) access: Access,
+    pub(crate) body_limit: usize,
+}
+
+impl Route {
+    /// Whether the route writes: it then runs in a transaction with idempotency.
+    pub(crate) fn writes(&self) -> bool {
+        self.method != Method::GET && self.access != Access::Public
+    }
+}
+
+struct PathEntry {
+    routes: Vec<&'static Route>,
+    allow: String,
+}
+
+/// The merged route table.
+pub(crate) struct Router {
+    inner: matchit::Router<PathEntry>,
+}
+
+/// A matched route and its `{id}` parameter.
+pub(crate) struct Matched<'r, 'p> {
+    pub(crate) route: &'static Route,
+    pub(crate) id: Option<&'p str>,
+    _router: std::marker::PhantomData<&'r ()>,
+}
+
+impl Router {
+    pub(crate) fn new() -> Self {
+        let mut by_path: Vec<(&'static str, Vec<&'static Route>)> = Vec::new();
+        for route in handlers::routes() {
+            match by_path.iter_mut().find(|(p, _)| *p == route.path) {
+                Some((_, routes)) => routes.push(route),
+                None => by_path.push((route.path, vec![route])),
+            }
+        }
+        let mut inner = matchit::Router::new();
+        for (path, routes) in by_path {
+            let allow = routes.iter().map(|r| r.method.as_str()).collect::<Vec<_>>().join(", ");
+            inner
+                .insert(path, PathEntry { routes, allow })
+                .unwrap_or_else(|e| panic!("invalid route {path}: {e}"));
+        }
+        Self { inner }
+    }
+
+    /// Finds the route, or answers 404 (no such path) or 405 (path without method).
+    pub(crate) fn at<'r, 'p>(&'r self, method: &Method, path: &'p str) -> Result<Matched<'r, 'p>, ApiError> {
+        let found = self.inner.at(path).map_err(|_| ApiError::route_not_found())?;
+        let route = found
+            .value
+            .routes
+            .iter()
+            .find(|r| r.method == *method)
+            .ok_or_else(|| ApiError::method_not_allowed(&found.value.allow))?;
+        Ok(Matched { route, id: found.params.get("id"), _router: std::marker::PhantomData })
+    }
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Router")
+    }
+}

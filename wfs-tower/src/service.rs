@@ -1,0 +1,248 @@
+//! [`WfsService`]: the whole API as one `tower::Service`.
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::handlers::{self, Ctx};
+use crate::reply::{Reply, ResponseBody};
+use crate::router::Router;
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response};
+use http_body_util::{BodyExt, Limited};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
+use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
+use wfs_core::sea_orm::TransactionTrait;
+use wfs_core::service::idempotency::{Claim, IdempotencyLock};
+use wfs_core::{ApiKeyId, Wfs};
+
+/// Transport settings.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Proxies whose `X-Forwarded-For` is believed when they are the TCP peer.
+    pub trusted_proxies: Vec<IpAddr>,
+}
+
+/// The External Workforce Scheduling API as a `tower::Service`.
+///
+/// It answers every request itself (`Error = Infallible`): unknown routes, wrong
+/// methods and every failure become the spec's JSON error body. It routes full
+/// paths (`/external/v1/...`), so mount it where the host keeps the path intact.
+#[derive(Clone)]
+pub struct WfsService {
+    shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) wfs: Wfs,
+    pub(crate) config: Config,
+    router: Router,
+    /// Keys whose use this process recorded recently (see `record_key_use`).
+    pub(crate) touched: Mutex<HashMap<ApiKeyId, chrono::DateTime<chrono::Utc>>>,
+}
+
+impl std::fmt::Debug for WfsService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WfsService").field("config", &self.shared.config).finish()
+    }
+}
+
+impl WfsService {
+    /// The service over a domain facade, with default settings.
+    pub fn new(wfs: Wfs) -> Self {
+        Self::with_config(wfs, Config::default())
+    }
+
+    /// The service with explicit transport settings.
+    pub fn with_config(wfs: Wfs, config: Config) -> Self {
+        Self {
+            shared: Arc::new(Shared { wfs, config, router: Router::new(), touched: Mutex::new(HashMap::new()) }),
+        }
+    }
+
+    /// The domain facade this service runs on.
+    pub fn wfs(&self) -> &Wfs {
+        &self.shared.wfs
+    }
+}
+
+impl<B> tower::Service<Request<B>> for WfsService
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let shared = self.shared.clone();
+        Box::pin(async move { Ok(shared.serve(req).await) })
+    }
+}
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+impl Shared {
+    async fn serve<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_owned();
+        let mut key_id = None;
+        let response = match self.respond(req, &mut key_id).await {
+            Ok(reply) => reply.into_response(),
+            Err(err) => {
+                if err.status().is_server_error() {
+                    tracing::error!(
+                        target: "wfs::request",
+                        method = %method, path = %path, status = err.status().as_u16(),
+                        cause = err.internal_cause().unwrap_or(""), "request failed"
+                    );
+                }
+                err.into_response()
+            }
+        };
+        tracing::info!(
+            target: "wfs::request",
+            method = %method,
+            path = %path,
+            status = response.status().as_u16(),
+            latency_us = started.elapsed().as_micros() as u64,
+            key_id = key_id.map(|k: ApiKeyId| k.to_string()).unwrap_or_default(),
+        );
+        response
+    }
+
+    async fn respond<B>(&self, req: Request<B>, key_id: &mut Option<ApiKeyId>) -> Result<Reply, ApiError>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = req.into_parts();
+        let matched = self.router.at(&parts.method, parts.uri.path())?;
+        let route = matched.route;
+
+        // Order of checks: credentials, scope and address, Idempotency-Key, then the
+        // body and everything the handler validates.
+        let caller = self.authenticate(route.access, &parts).await?;
+        if let Caller::Key(key) = &caller {
+            *key_id = Some(key.key_id);
+        }
+        let idempotency_key = if route.writes() {
+            match parts.headers.get(IDEMPOTENCY_KEY) {
+                Some(v) => Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?),
+                // Bearer routes honour a key when sent but do not require one.
+                None if matches!(caller, Caller::Key(_)) => {
+                    return Err(ApiError::bad_request("Idempotency-Key header is required on POST, PATCH and DELETE requests"));
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        let body = if parts.method == Method::GET { Bytes::new() } else { read_body(body, route.body_limit).await? };
+
+        let ctx = Ctx {
+            wfs: &self.wfs,
+            caller: &caller,
+            id: matched.id,
+            body: &body,
+            tx: None,
+        };
+        if !route.writes() {
+            return handlers::dispatch(route.op, &ctx).await;
+        }
+        let lock = match (&idempotency_key, caller.idempotency_scope()) {
+            (Some(key), Some(scope)) => {
+                let path = parts.uri.path_and_query().map_or(parts.uri.path(), |p| p.as_str());
+                let fingerprint = Fingerprint::of(parts.method.as_str(), path, &body);
+                match self.wfs.claim_idempotency_key(&scope, key, &fingerprint).await? {
+                    Claim::Replay(stored) => {
+                        let mut reply = Reply::from_stored(stored);
+                        reply.headers.push((
+                            http::HeaderName::from_static("idempotent-replayed"),
+                            HeaderValue::from_static("true"),
+                        ));
+                        return Ok(reply);
+                    }
+                    Claim::Acquired(lock) => Some(lock),
+                }
+            }
+            _ => None,
+        };
+        let result = self.write(route.op, ctx, lock.as_ref()).await;
+        if let (Err(err), Some(lock)) = (&result, lock)
+            && !err.is_replayable()
+        {
+            // Nothing was stored: free the key so a retry runs afresh.
+            if let Err(release) = self.wfs.release_idempotency_key(lock).await {
+                tracing::warn!(error = %release, "could not release an idempotency key");
+            }
+        }
+        result
+    }
+
+    /// Runs a write handler in one transaction with its idempotency record.
+    ///
+    /// The handler runs inside a savepoint: when it fails with an answer worth
+    /// replaying (a 4xx of its own), its partial writes are undone but the answer is
+    /// still stored with the record, and both commit together.
+    async fn write(&self, op: handlers::Op, mut ctx: Ctx<'_>, lock: Option<&IdempotencyLock>) -> Result<Reply, ApiError> {
+        let tx = self.wfs.begin().await?;
+        let Some(lock) = lock else {
+            ctx.tx = Some(&tx);
+            let reply = handlers::dispatch(op, &ctx).await?;
+            tx.commit().await?;
+            return Ok(reply);
+        };
+        let savepoint = tx.begin().await.map_err(wfs_core::Error::from)?;
+        ctx.tx = Some(&savepoint);
+        let result = handlers::dispatch(op, &ctx).await;
+        match result {
+            Ok(reply) => {
+                savepoint.commit().await.map_err(wfs_core::Error::from)?;
+                self.wfs.complete_idempotency_key(&*tx, lock, &reply.to_stored()).await?;
+                tx.commit().await?;
+                Ok(reply)
+            }
+            Err(err) if err.is_replayable() => {
+                savepoint.rollback().await.map_err(wfs_core::Error::from)?;
+                self.wfs.complete_idempotency_key(&*tx, lock, &(&err).into()).await?;
+                tx.commit().await?;
+                Err(err)
+            }
+            Err(err) => Err(err),
+        }
+    }
+}
+
+async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, ApiError>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            Err(ApiError::payload_too_large(limit))
+        }
+        Err(err) => Err(ApiError::bad_request(format!("Could not read the request body: {err}"))),
+    }
+}
