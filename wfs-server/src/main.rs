@@ -1,1 +1,88 @@
-fn main() {}
+//! `wfs-server`: the reference server. See `cli.rs` for the command-line contract.
+
+mod cli;
+mod serve;
+mod telemetry;
+
+use base64::Engine as _;
+use clap::Parser;
+use cli::{Cli, Command, CreateAdminArgs, DatabaseArgs, ServeArgs};
+use rand::RngCore;
+use std::process::ExitCode;
+use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::auth::MIN_SECRET_LEN;
+use wfs_core::{Store, StoreOptions, Wfs};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Serve(args)) => serve(args).await,
+        None => serve(cli.serve).await,
+        Some(Command::CreateAdmin(args)) => create_admin(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("wfs-server: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error>;
+
+async fn open(db: &DatabaseArgs) -> Result<Store, BoxError> {
+    let store = Store::connect(&StoreOptions::new(&db.database_url)).await?;
+    store.migrate().await?;
+    Ok(store)
+}
+
+/// The token secret: configured (and then at least 32 bytes), or random for this run.
+fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
+    match configured {
+        Some(s) if s.len() < MIN_SECRET_LEN => {
+            Err(format!("WFS_JWT_SECRET must be at least {MIN_SECRET_LEN} bytes (got {})", s.len()).into())
+        }
+        Some(s) => Ok(s.as_bytes().to_vec()),
+        None => {
+            tracing::warn!("no WFS_JWT_SECRET set: using a random secret, sign-in tokens end with this process");
+            let mut buf = [0u8; 48];
+            rand::rng().fill_bytes(&mut buf);
+            Ok(base64::engine::general_purpose::STANDARD.encode(buf).into_bytes())
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<(), BoxError> {
+    telemetry::init(&args.log_format);
+    let secret = jwt_secret(args.jwt_secret.as_deref())?;
+    let store = open(&args.db).await?;
+    let wfs = Wfs::new(store, &secret)?;
+    serve::run(&args, wfs).await
+}
+
+async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
+    let store = open(&args.db).await?;
+    // Token keys are not used here; any valid secret will do.
+    let wfs = Wfs::new(store, &[0u8; MIN_SECRET_LEN])?;
+    let tx = wfs.begin().await?;
+    let created = wfs
+        .create_company_with_admin(
+            &*tx,
+            NewCompanyAdmin {
+                company_name: args.company,
+                email: args.email,
+                password: args.password,
+                first_name: args.first_name,
+                last_name: args.last_name,
+            },
+        )
+        .await?;
+    tx.commit().await?;
+    println!(
+        "{}",
+        serde_json::json!({ "companyId": created.company_id, "userId": created.user_id })
+    );
+    Ok(())
+}

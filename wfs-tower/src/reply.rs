@@ -17,13 +17,22 @@ pub(crate) struct Reply {
     pub(crate) status: StatusCode,
     pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) body: Bytes,
+    /// What the idempotency store keeps instead of `body`, when the body holds a
+    /// secret that must never be stored (the client secret of a new or rotated key).
+    pub(crate) stored_body: Option<Bytes>,
 }
 
 impl Reply {
     /// A JSON answer.
     pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Result<Self, ApiError> {
         let body = serde_json::to_vec(value).map_err(ApiError::internal)?;
-        Ok(Self { status, headers: Vec::new(), body: Bytes::from(body) })
+        Ok(Self { status, headers: Vec::new(), body: Bytes::from(body), stored_body: None })
+    }
+
+    /// Stores `redacted` for replay instead of the real body.
+    pub(crate) fn storing<T: Serialize>(mut self, redacted: &T) -> Result<Self, ApiError> {
+        self.stored_body = Some(Bytes::from(serde_json::to_vec(redacted).map_err(ApiError::internal)?));
+        Ok(self)
     }
 
     /// A `200 {"message": ...}` answer.
@@ -40,7 +49,7 @@ impl Reply {
                 .iter()
                 .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
                 .collect(),
-            body: self.body.to_vec(),
+            body: self.stored_body.as_ref().unwrap_or(&self.body).to_vec(),
         }
     }
 
@@ -54,6 +63,7 @@ impl Reply {
                 .filter_map(|(n, v)| Some((HeaderName::try_from(n).ok()?, HeaderValue::try_from(v).ok()?)))
                 .collect(),
             body: Bytes::from(stored.body),
+            stored_body: None,
         }
     }
 

@@ -113,8 +113,16 @@ pub(crate) struct CreateApiKeyRequest {
 pub(crate) struct IssuedKeyResponse {
     id: String,
     client_id: String,
-    client_secret: String,
+    client_secret: Option<String>,
     scopes: Vec<String>,
+}
+
+impl IssuedKeyResponse {
+    /// The same answer without the secret: what an idempotent replay returns, since
+    /// the secret is never stored anywhere.
+    pub(crate) fn redacted(&self) -> Self {
+        Self { id: self.id.clone(), client_id: self.client_id.clone(), client_secret: None, scopes: self.scopes.clone() }
+    }
 }
 
 impl From<IssuedKey> for IssuedKeyResponse {
@@ -122,7 +130,7 @@ impl From<IssuedKey> for IssuedKeyResponse {
         Self {
             id: k.id.to_string(),
             client_id: k.client_id,
-            client_secret: k.client_secret.expose().to_owned(),
+            client_secret: Some(k.client_secret.expose().to_owned()),
             scopes: k.scopes.names(),
         }
     }

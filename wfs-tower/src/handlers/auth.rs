@@ -45,14 +45,14 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         allowed_ips: req.allowed_ips.unwrap_or_default(),
         expires_at,
     };
-    let issued = ctx.wfs.create_api_key(ctx.tx()?, ctx.admin()?, input).await?;
-    Reply::json(StatusCode::CREATED, &IssuedKeyResponse::from(issued))
+    let issued = IssuedKeyResponse::from(ctx.wfs.create_api_key(ctx.tx()?, ctx.admin()?, input).await?);
+    Reply::json(StatusCode::CREATED, &issued)?.storing(&issued.redacted())
 }
 
 pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
-    let issued = ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?;
-    Reply::json(StatusCode::OK, &IssuedKeyResponse::from(issued))
+    let issued = IssuedKeyResponse::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
+    Reply::json(StatusCode::OK, &issued)?.storing(&issued.redacted())
 }
 
 pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

@@ -1,0 +1,70 @@
+//! The command line: a contract shared with the README, the examples and the tests.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::{IpAddr, SocketAddr};
+
+/// Reference server for the wfs workforce scheduling API.
+#[derive(Debug, Parser)]
+#[command(name = "wfs-server", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+    /// Options of `serve`, also accepted with no subcommand.
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the API (the default).
+    Serve(ServeArgs),
+    /// Create a company and its super admin; prints {"companyId":...,"userId":...}.
+    CreateAdmin(CreateAdminArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DatabaseArgs {
+    /// Database URL: sqlite://path?mode=rwc or postgres://user@host/db.
+    #[arg(long, env = "WFS_DATABASE_URL", default_value = "sqlite://wfs.db?mode=rwc", hide_env_values = true)]
+    pub(crate) database_url: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
+    /// Address to listen on.
+    #[arg(long, env = "WFS_BIND", default_value = "127.0.0.1:8080")]
+    pub(crate) bind: SocketAddr,
+    /// Secret for sign-in tokens, at least 32 bytes. Without it a random one is
+    /// generated for this run (tokens then do not survive a restart).
+    #[arg(long, env = "WFS_JWT_SECRET", hide_env_values = true)]
+    pub(crate) jwt_secret: Option<String>,
+    /// Comma-separated proxy addresses whose X-Forwarded-For is trusted.
+    #[arg(long, env = "WFS_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub(crate) trusted_proxies: Vec<IpAddr>,
+    /// Log format on stderr.
+    #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    pub(crate) log_format: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CreateAdminArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
+    /// Company name.
+    #[arg(long)]
+    pub(crate) company: String,
+    /// The admin's email (sign-in name).
+    #[arg(long)]
+    pub(crate) email: String,
+    /// The admin's password (at least 8 characters).
+    #[arg(long)]
+    pub(crate) password: String,
+    /// First name.
+    #[arg(long, default_value = "Admin")]
+    pub(crate) first_name: String,
+    /// Last name.
+    #[arg(long, default_value = "User")]
+    pub(crate) last_name: String,
+}
