@@ -1,0 +1,80 @@
+//! Embedding the wfs API in a host product's axum 0.8 app.
+//!
+//! The host keeps its own routes (here `GET /hello`) and mounts
+//! [`wfs_tower::WfsService`] as the router's fallback, so requests under
+//! `/external/v1/...` reach it with their full path intact (`nest_service`
+//! would strip the prefix, which the service does not expect). A small
+//! middleware copies axum's `ConnectInfo<SocketAddr>` into the
+//! [`wfs_tower::PeerAddr`] extension, so API keys with an IP allowlist work.
+//!
+//! Run it:
+//!
+//! ```text
+//! cargo run --example axum_embed
+//! ```
+//!
+//! Settings come from the environment: `WFS_DATABASE_URL` (default
+//! `sqlite://wfs-example.db?mode=rwc`), `WFS_JWT_SECRET` (at least 32 bytes;
+//! a fixed development secret otherwise) and `BIND` (default `127.0.0.1:3000`).
+//!
+//! Try it with curl, after creating a company admin in the same database:
+//!
+//! ```text
+//! cargo run -p wfs-server -- create-admin --database-url 'sqlite://wfs-example.db?mode=rwc' \
+//!     --company Acme --email admin@acme.test --password 'correct-horse'
+//! curl localhost:3000/hello
+//! curl -X POST localhost:3000/external/v1/auth/signin \
+//!     -d '{"email":"admin@acme.test","password":"correct-horse"}'
+//! ```
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use std::net::SocketAddr;
+use wfs_core::{Store, StoreOptions, Wfs};
+use wfs_tower::{PeerAddr, WfsService};
+
+/// Development-only token secret (40 bytes). Set `WFS_JWT_SECRET` in production.
+const DEV_JWT_SECRET: &str = "dev-only-jwt-secret-change-me-0123456789";
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let database_url = std::env::var("WFS_DATABASE_URL")
+        .unwrap_or_else(|_| "sqlite://wfs-example.db?mode=rwc".to_owned());
+    let secret = std::env::var("WFS_JWT_SECRET").unwrap_or_else(|_| DEV_JWT_SECRET.to_owned());
+    let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
+
+    let store = Store::connect(&StoreOptions::new(database_url)).await?;
+    store.migrate().await?;
+    let wfs = Wfs::new(store, secret.as_bytes())?;
+
+    let app = Router::new()
+        .route("/hello", get(|| async { "hello from the host app" }))
+        // The fallback keeps the full path, e.g. `/external/v1/job-roles`.
+        .fallback_service(WfsService::new(wfs))
+        .layer(middleware::from_fn(insert_peer_addr));
+
+    let listener = tokio::net::TcpListener::bind(&bind).await?;
+    println!("listening on http://{}", listener.local_addr()?);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+/// Hands the TCP peer to the wfs service for API-key IP allowlists.
+async fn insert_peer_addr(
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    req.extensions_mut().insert(PeerAddr(peer));
+    next.run(req).await
+}

@@ -1,0 +1,269 @@
+//! `TestApp`: a fresh database, the migrated store, the service with a pinned clock,
+//! and request helpers that read like the spec.
+
+use bytes::Bytes;
+use chrono::{DateTime, TimeZone, Utc};
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use tower::ServiceExt;
+use wfs_core::sea_orm::{ConnectionTrait, Database};
+use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::{FixedClock, Store, StoreOptions, Wfs};
+use wfs_tower::{Config, PeerAddr, WfsService};
+
+pub const SECRET: &[u8] = b"test-secret-test-secret-test-secret!!";
+pub const PASSWORD: &str = "correct-horse-battery";
+
+/// The instant every test starts at.
+pub fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 18, 9, 30, 0).unwrap()
+}
+
+pub struct TestApp {
+    pub svc: WfsService,
+    pub wfs: Wfs,
+    pub clock: FixedClock,
+    _dir: Option<tempfile::TempDir>,
+}
+
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl TestResponse {
+    /// The error message of an error body, asserting its shape on the way.
+    pub fn error_message(&self) -> &str {
+        assert_eq!(
+            self.body["error"]["code"].as_u64(),
+            Some(self.status.as_u16() as u64),
+            "error body must carry the status as code: {:?}",
+            self.body
+        );
+        self.body["error"]["message"].as_str().expect("error message")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) -> &Self {
+        assert_eq!(self.status.as_u16(), status, "unexpected answer: {:?}", self.body);
+        self
+    }
+
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, message: &str) {
+        self.assert_status(status);
+        assert_eq!(self.error_message(), message);
+    }
+}
+
+/// An API key pair.
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub id: String,
+    pub client_id: String,
+    pub secret: String,
+}
+
+/// A company with its signed-in super admin.
+#[derive(Debug, Clone)]
+pub struct Company {
+    pub id: String,
+    pub email: String,
+    pub token: String,
+}
+
+/// A request under construction.
+pub struct Req {
+    method: Method,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Option<Bytes>,
+    peer: Option<SocketAddr>,
+}
+
+impl Req {
+    pub fn new(method: Method, path: &str) -> Self {
+        Self { method, path: path.into(), headers: Vec::new(), body: None, peer: Some(([127, 0, 0, 1], 40000).into()) }
+    }
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+    pub fn key(self, key: &Key) -> Self {
+        self.header("x-api-key", &key.client_id).header("x-api-secret", &key.secret)
+    }
+    pub fn bearer(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+    pub fn idem(self, value: &str) -> Self {
+        self.header("idempotency-key", value)
+    }
+    pub fn json(mut self, body: &Value) -> Self {
+        self.body = Some(Bytes::from(body.to_string()));
+        self.header("content-type", "application/json")
+    }
+    pub fn raw(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+    pub fn peer(mut self, peer: Option<SocketAddr>) -> Self {
+        self.peer = peer;
+        self
+    }
+    pub fn build(self) -> Request<Full<Bytes>> {
+        let mut builder = Request::builder().method(self.method).uri(self.path);
+        for (n, v) in self.headers {
+            builder = builder.header(n, v);
+        }
+        let mut req = builder.body(Full::new(self.body.unwrap_or_default())).unwrap();
+        if let Some(peer) = self.peer {
+            req.extensions_mut().insert(PeerAddr(peer));
+        }
+        req
+    }
+}
+
+pub fn unique_idem() -> String {
+    format!("idem-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// The database this suite runs on, named in failure output.
+pub fn backend_name() -> &'static str {
+    if std::env::var("WFS_TEST_DATABASE_URL").is_ok() { "postgres" } else { "sqlite" }
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(Config::default()).await
+    }
+
+    pub async fn spawn_with(config: Config) -> TestApp {
+        let (url, dir) = match std::env::var("WFS_TEST_DATABASE_URL") {
+            Ok(admin_url) => (fresh_postgres_database(&admin_url).await, None),
+            Err(_) => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
+                (url, Some(dir))
+            }
+        };
+        let mut options = StoreOptions::new(url);
+        options.max_connections = 8;
+        let store = Store::connect(&options).await.expect("connect");
+        store.migrate().await.expect("migrate");
+        let clock = FixedClock::new(t0());
+        let wfs = Wfs::new(store, SECRET).unwrap().with_clock(clock.clone());
+        let svc = WfsService::with_config(wfs.clone(), config);
+        TestApp { svc, wfs, clock, _dir: dir }
+    }
+
+    pub async fn send(&self, req: Req) -> TestResponse {
+        let res = self.svc.clone().oneshot(req.build()).await.unwrap();
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("non-JSON body: {bytes:?}"))
+        };
+        TestResponse { status, headers, body }
+    }
+
+    /// Creates a company and its super admin through the core API, then signs in.
+    pub async fn company(&self, name: &str) -> Company {
+        let email = format!("admin-{}@{}.test", uuid::Uuid::new_v4().simple(), name.to_lowercase().replace(' ', "-"));
+        let tx = self.wfs.begin().await.unwrap();
+        let created = self
+            .wfs
+            .create_company_with_admin(
+                &*tx,
+                NewCompanyAdmin {
+                    company_name: name.into(),
+                    email: email.clone(),
+                    password: PASSWORD.into(),
+                    first_name: "Ada".into(),
+                    last_name: "Admin".into(),
+                },
+            )
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let token = self.sign_in(&email, PASSWORD).await;
+        Company { id: created.company_id.to_string(), email, token }
+    }
+
+    pub async fn sign_in(&self, email: &str, password: &str) -> String {
+        let res = self
+            .send(Req::new(Method::POST, "/external/v1/auth/signin").json(&json!({"email": email, "password": password})))
+            .await;
+        res.assert_status(200);
+        res.body["accessToken"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates a key with the given creation body.
+    pub async fn key_with(&self, company: &Company, body: Value) -> Key {
+        let res = self.send(Req::new(Method::POST, "/external/v1/auth/keys").bearer(&company.token).json(&body)).await;
+        res.assert_status(201);
+        Key {
+            id: res.body["id"].as_str().unwrap().into(),
+            client_id: res.body["clientId"].as_str().unwrap().into(),
+            secret: res.body["clientSecret"].as_str().unwrap().into(),
+        }
+    }
+
+    /// A key with every scope.
+    pub async fn key(&self, company: &Company) -> Key {
+        self.key_with(
+            company,
+            json!({"name": "all", "scopes": ["workforce:read", "workforce:write", "availability:read", "webhooks:manage"]}),
+        )
+        .await
+    }
+
+    pub async fn get(&self, key: &Key, path: &str) -> TestResponse {
+        self.send(Req::new(Method::GET, path).key(key)).await
+    }
+
+    pub async fn post(&self, key: &Key, path: &str, body: &Value) -> TestResponse {
+        self.send(Req::new(Method::POST, path).key(key).idem(&unique_idem()).json(body)).await
+    }
+
+    pub async fn patch(&self, key: &Key, path: &str, body: &Value) -> TestResponse {
+        self.send(Req::new(Method::PATCH, path).key(key).idem(&unique_idem()).json(body)).await
+    }
+
+    pub async fn delete(&self, key: &Key, path: &str) -> TestResponse {
+        self.send(Req::new(Method::DELETE, path).key(key).idem(&unique_idem())).await
+    }
+
+    pub async fn create_role(&self, key: &Key, title: &str) -> String {
+        let res = self.post(key, "/external/v1/job-roles", &json!({"title": title})).await;
+        res.assert_status(201);
+        res.body["id"].as_str().unwrap().into()
+    }
+
+    /// Lists the admin's keys.
+    pub async fn list_keys(&self, company: &Company) -> Vec<Value> {
+        let res = self.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&company.token)).await;
+        res.assert_status(200);
+        res.body.as_array().unwrap().clone()
+    }
+}
+
+/// Creates an empty database next to the one `admin_url` names; returns its URL.
+async fn fresh_postgres_database(admin_url: &str) -> String {
+    let name = format!("wfs_t_{}", uuid::Uuid::new_v4().simple());
+    let admin = Database::connect(admin_url).await.expect("connect to WFS_TEST_DATABASE_URL");
+    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+    admin.close().await.ok();
+    let (base, _) = admin_url.rsplit_once('/').expect("database URL with a path");
+    format!("{base}/{name}")
+}

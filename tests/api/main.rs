@@ -1,0 +1,15 @@
+#![allow(unreachable_pub)]
+//! End-to-end suite: the tower service in-process over a real database.
+//!
+//! Every test gets a fresh database: a temp-file SQLite by default, or a new
+//! PostgreSQL database when `WFS_TEST_DATABASE_URL` is set.
+
+mod helpers;
+
+mod api_keys;
+mod embedding;
+mod idempotency;
+mod isolation;
+mod job_roles;
+mod routing;
+mod sign_in;
