@@ -6,11 +6,17 @@ use http::Method;
 use serde_json::{Value, json};
 
 fn create(company: &Company, body: Value) -> Req {
-    Req::new(Method::POST, "/external/v1/auth/keys").bearer(&company.token).json(&body)
+    Req::new(Method::POST, "/external/v1/auth/keys")
+        .bearer(&company.token)
+        .json(&body)
 }
 
 fn key_action(company: &Company, id: &str, action: &str) -> Req {
-    Req::new(Method::POST, &format!("/external/v1/auth/keys/{id}/{action}")).bearer(&company.token)
+    Req::new(
+        Method::POST,
+        &format!("/external/v1/auth/keys/{id}/{action}"),
+    )
+    .bearer(&company.token)
 }
 
 const ROLES: &str = "/external/v1/job-roles";
@@ -20,18 +26,28 @@ async fn key_routes_need_a_valid_bearer_token() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
 
-    let none = app.send(Req::new(Method::GET, "/external/v1/auth/keys")).await;
+    let none = app
+        .send(Req::new(Method::GET, "/external/v1/auth/keys"))
+        .await;
     none.assert_status(401);
-    let garbage = app.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer("not.a.jwt")).await;
+    let garbage = app
+        .send(Req::new(Method::GET, "/external/v1/auth/keys").bearer("not.a.jwt"))
+        .await;
     garbage.assert_status(401);
-    let create_without = app.send(Req::new(Method::POST, "/external/v1/auth/keys").json(&json!({"name": "x"}))).await;
+    let create_without = app
+        .send(Req::new(Method::POST, "/external/v1/auth/keys").json(&json!({"name": "x"})))
+        .await;
     create_without.assert_status(401);
 
     // Tokens live one hour.
     app.clock.advance(Duration::minutes(59));
-    app.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&acme.token)).await.assert_status(200);
+    app.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&acme.token))
+        .await
+        .assert_status(200);
     app.clock.advance(Duration::minutes(2));
-    let expired = app.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&acme.token)).await;
+    let expired = app
+        .send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&acme.token))
+        .await;
     expired.assert_status(401);
     assert!(!expired.error_message().is_empty());
 }
@@ -41,12 +57,20 @@ async fn a_created_key_shows_its_secret_once_and_the_list_never_does() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
 
-    let res = app.send(create(&acme, json!({"name": "Scheduler sync", "scopes": ["workforce:read"]}))).await;
+    let res = app
+        .send(create(
+            &acme,
+            json!({"name": "Scheduler sync", "scopes": ["workforce:read"]}),
+        ))
+        .await;
 
     res.assert_status(201);
     let client_id = res.body["clientId"].as_str().unwrap();
     let secret = res.body["clientSecret"].as_str().unwrap();
-    assert!(client_id.starts_with("api_") && client_id.len() == 36, "{client_id}");
+    assert!(
+        client_id.starts_with("api_") && client_id.len() == 36,
+        "{client_id}"
+    );
     assert!(secret.starts_with("sec_") && secret.len() >= 47, "{secret}");
     assert_eq!(res.body["scopes"], json!(["workforce:read"]));
     assert!(res.body["id"].is_string());
@@ -62,7 +86,12 @@ async fn a_created_key_shows_its_secret_once_and_the_list_never_does() {
     assert_eq!(item["allowedIps"], json!([]));
     assert_eq!(item["expiresAt"], Value::Null);
     assert_eq!(item["lastUsedAt"], Value::Null, "null until first use");
-    assert!(item["createdOn"].as_str().unwrap().starts_with("2026-11-18T09:30:00"));
+    assert!(
+        item["createdOn"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-11-18T09:30:00")
+    );
     assert!(item.get("clientSecret").is_none());
     assert!(!serde_json::to_string(&list).unwrap().contains(secret));
 }
@@ -71,10 +100,17 @@ async fn a_created_key_shows_its_secret_once_and_the_list_never_does() {
 async fn keys_created_without_scopes_get_workforce_read_and_availability_read() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    for body in [json!({"name": "a"}), json!({"name": "b", "scopes": []}), json!({"name": "c", "scopes": null})] {
+    for body in [
+        json!({"name": "a"}),
+        json!({"name": "b", "scopes": []}),
+        json!({"name": "c", "scopes": null}),
+    ] {
         let res = app.send(create(&acme, body)).await;
         res.assert_status(201);
-        assert_eq!(res.body["scopes"], json!(["workforce:read", "availability:read"]));
+        assert_eq!(
+            res.body["scopes"],
+            json!(["workforce:read", "availability:read"])
+        );
     }
 }
 
@@ -85,17 +121,30 @@ async fn invalid_key_requests_are_400_naming_the_field() {
     let cases = [
         (json!({}), "name"),
         (json!({"name": "  "}), "name"),
-        (json!({"name": "k", "scopes": ["workforce:admin"]}), "workforce:admin"),
+        (
+            json!({"name": "k", "scopes": ["workforce:admin"]}),
+            "workforce:admin",
+        ),
         (json!({"name": "k", "allowedIps": ["10.0.0.0/8"]}), "CIDR"),
-        (json!({"name": "k", "allowedIps": ["300.1.1.1"]}), "allowedIps"),
-        (json!({"name": "k", "expiresAt": "2020-01-01T00:00:00Z"}), "expiresAt"),
+        (
+            json!({"name": "k", "allowedIps": ["300.1.1.1"]}),
+            "allowedIps",
+        ),
+        (
+            json!({"name": "k", "expiresAt": "2020-01-01T00:00:00Z"}),
+            "expiresAt",
+        ),
         (json!({"name": "k", "expiresAt": "tomorrow"}), "expiresAt"),
         (json!({"name": "k", "scopes": "workforce:read"}), "scopes"),
     ];
     for (body, field) in cases {
         let res = app.send(create(&acme, body.clone())).await;
         res.assert_status(400);
-        assert!(res.error_message().contains(field), "{body}: {}", res.error_message());
+        assert!(
+            res.error_message().contains(field),
+            "{body}: {}",
+            res.error_message()
+        );
     }
     assert!(app.list_keys(&acme).await.is_empty(), "nothing was created");
 }
@@ -122,7 +171,9 @@ async fn missing_or_half_credentials_answer_missing_and_wrong_ones_invalid() {
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
 
-    app.send(Req::new(Method::GET, ROLES)).await.assert_error(401, "Missing API credentials");
+    app.send(Req::new(Method::GET, ROLES))
+        .await
+        .assert_error(401, "Missing API credentials");
     app.send(Req::new(Method::GET, ROLES).header("x-api-key", &key.client_id))
         .await
         .assert_error(401, "Missing API credentials");
@@ -130,10 +181,20 @@ async fn missing_or_half_credentials_answer_missing_and_wrong_ones_invalid() {
         .await
         .assert_error(401, "Missing API credentials");
 
-    let wrong_secret = Key { secret: "sec_wrong".into(), ..key.clone() };
-    app.get(&wrong_secret, ROLES).await.assert_error(401, "Invalid API credentials");
-    let unknown = Key { client_id: "api_unknownunknownunknownunknown1".into(), ..key.clone() };
-    app.get(&unknown, ROLES).await.assert_error(401, "Invalid API credentials");
+    let wrong_secret = Key {
+        secret: "sec_wrong".into(),
+        ..key.clone()
+    };
+    app.get(&wrong_secret, ROLES)
+        .await
+        .assert_error(401, "Invalid API credentials");
+    let unknown = Key {
+        client_id: "api_unknownunknownunknownunknown1".into(),
+        ..key.clone()
+    };
+    app.get(&unknown, ROLES)
+        .await
+        .assert_error(401, "Invalid API credentials");
     app.get(&key, ROLES).await.assert_status(200);
 }
 
@@ -152,8 +213,13 @@ async fn rotation_keeps_the_client_id_and_the_old_secret_stops_at_once() {
     let new_secret = res.body["clientSecret"].as_str().unwrap();
     assert!(new_secret.starts_with("sec_") && new_secret != key.secret);
     assert_eq!(res.body["scopes"].as_array().unwrap().len(), 4);
-    app.get(&key, ROLES).await.assert_error(401, "Invalid API credentials");
-    let rotated = Key { secret: new_secret.into(), ..key };
+    app.get(&key, ROLES)
+        .await
+        .assert_error(401, "Invalid API credentials");
+    let rotated = Key {
+        secret: new_secret.into(),
+        ..key
+    };
     app.get(&rotated, ROLES).await.assert_status(200);
 }
 
@@ -168,11 +234,19 @@ async fn revocation_is_permanent_and_listed() {
 
     res.assert_status(200);
     assert_eq!(res.body, json!({"id": key.id, "status": "revoked"}));
-    app.get(&key, ROLES).await.assert_error(401, "Invalid API credentials");
-    app.post(&key, ROLES, &json!({"title": "x"})).await.assert_error(401, "Invalid API credentials");
+    app.get(&key, ROLES)
+        .await
+        .assert_error(401, "Invalid API credentials");
+    app.post(&key, ROLES, &json!({"title": "x"}))
+        .await
+        .assert_error(401, "Invalid API credentials");
     assert_eq!(app.list_keys(&acme).await[0]["status"], "revoked");
-    app.send(key_action(&acme, &key.id, "revoke")).await.assert_status(409);
-    app.send(key_action(&acme, &key.id, "rotate")).await.assert_status(409);
+    app.send(key_action(&acme, &key.id, "revoke"))
+        .await
+        .assert_status(409);
+    app.send(key_action(&acme, &key.id, "rotate"))
+        .await
+        .assert_status(409);
 }
 
 #[tokio::test]
@@ -181,7 +255,9 @@ async fn rotating_or_revoking_an_unknown_or_malformed_id_is_404() {
     let acme = app.company("Acme").await;
     for id in [uuid::Uuid::now_v7().to_string(), "not-a-uuid".into()] {
         for action in ["rotate", "revoke"] {
-            app.send(key_action(&acme, &id, action)).await.assert_error(404, "API key not found");
+            app.send(key_action(&acme, &id, action))
+                .await
+                .assert_error(404, "API key not found");
         }
     }
 }
@@ -190,14 +266,23 @@ async fn rotating_or_revoking_an_unknown_or_malformed_id_is_404() {
 async fn an_expired_key_answers_api_key_expired() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let key = app.key_with(&acme, json!({"name": "short", "expiresAt": "2026-11-18T10:30:00Z"})).await;
+    let key = app
+        .key_with(
+            &acme,
+            json!({"name": "short", "expiresAt": "2026-11-18T10:30:00Z"}),
+        )
+        .await;
     app.get(&key, ROLES).await.assert_status(200);
 
     app.clock.advance(Duration::hours(2));
 
-    app.get(&key, ROLES).await.assert_error(401, "API key expired");
+    app.get(&key, ROLES)
+        .await
+        .assert_error(401, "API key expired");
     let token = app.sign_in(&acme.email, PASSWORD).await;
-    let list = app.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&token)).await;
+    let list = app
+        .send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&token))
+        .await;
     assert_eq!(list.body[0]["status"], "expired");
 }
 
@@ -205,8 +290,12 @@ async fn an_expired_key_answers_api_key_expired() {
 async fn a_key_without_the_routes_scope_gets_403_naming_it() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let read_only = app.key_with(&acme, json!({"name": "r", "scopes": ["workforce:read"]})).await;
-    let availability_only = app.key_with(&acme, json!({"name": "a", "scopes": ["availability:read"]})).await;
+    let read_only = app
+        .key_with(&acme, json!({"name": "r", "scopes": ["workforce:read"]}))
+        .await;
+    let availability_only = app
+        .key_with(&acme, json!({"name": "a", "scopes": ["availability:read"]}))
+        .await;
 
     app.post(&read_only, ROLES, &json!({"title": "Nurse"}))
         .await
@@ -221,8 +310,16 @@ async fn a_key_without_the_routes_scope_gets_403_naming_it() {
 async fn scope_is_checked_before_the_idempotency_key() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let read_only = app.key_with(&acme, json!({"name": "r", "scopes": ["workforce:read"]})).await;
-    let res = app.send(Req::new(Method::POST, ROLES).key(&read_only).json(&json!({"title": "x"}))).await;
+    let read_only = app
+        .key_with(&acme, json!({"name": "r", "scopes": ["workforce:read"]}))
+        .await;
+    let res = app
+        .send(
+            Req::new(Method::POST, ROLES)
+                .key(&read_only)
+                .json(&json!({"title": "x"})),
+        )
+        .await;
     res.assert_error(403, "Missing required scope: workforce:write");
 }
 
@@ -231,11 +328,21 @@ async fn legacy_keys_without_stored_scopes_read_and_write_the_workforce() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
     let tx = app.wfs.begin().await.unwrap();
-    let issued = app.wfs.create_legacy_api_key(&*tx, acme.id.parse().unwrap(), "old integration").await.unwrap();
+    let issued = app
+        .wfs
+        .create_legacy_api_key(&*tx, acme.id.parse().unwrap(), "old integration")
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
-    let legacy = Key { id: issued.id.to_string(), client_id: issued.client_id, secret: issued.client_secret.expose().into() };
+    let legacy = Key {
+        id: issued.id.to_string(),
+        client_id: issued.client_id,
+        secret: issued.client_secret.expose().into(),
+    };
 
-    app.post(&legacy, ROLES, &json!({"title": "Nurse"})).await.assert_status(201);
+    app.post(&legacy, ROLES, &json!({"title": "Nurse"}))
+        .await
+        .assert_status(201);
     app.get(&legacy, ROLES).await.assert_status(200);
     let item = &app.list_keys(&acme).await[0];
     assert_eq!(item["scopes"], json!(["workforce:read", "workforce:write"]));
@@ -245,11 +352,18 @@ async fn legacy_keys_without_stored_scopes_read_and_write_the_workforce() {
 async fn the_allowlist_admits_only_listed_addresses() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let key = app.key_with(&acme, json!({"name": "pinned", "allowedIps": ["198.51.100.4", "2001:db8::9"]})).await;
+    let key = app
+        .key_with(
+            &acme,
+            json!({"name": "pinned", "allowedIps": ["198.51.100.4", "2001:db8::9"]}),
+        )
+        .await;
     let from = |ip: &str| Some(std::net::SocketAddr::new(ip.parse().unwrap(), 5555));
 
     for ok in ["198.51.100.4", "::ffff:198.51.100.4", "2001:db8::9"] {
-        app.send(Req::new(Method::GET, ROLES).key(&key).peer(from(ok))).await.assert_status(200);
+        app.send(Req::new(Method::GET, ROLES).key(&key).peer(from(ok)))
+            .await
+            .assert_status(200);
     }
     for denied in [from("198.51.100.5"), from("2001:db8::8"), None] {
         app.send(Req::new(Method::GET, ROLES).key(&key).peer(denied))
@@ -257,26 +371,49 @@ async fn the_allowlist_admits_only_listed_addresses() {
             .assert_error(403, "Address not allowed for this API key");
     }
     // X-Forwarded-For is not believed unless the peer is a configured proxy.
-    app.send(Req::new(Method::GET, ROLES).key(&key).peer(from("203.0.113.1")).header("x-forwarded-for", "198.51.100.4"))
-        .await
-        .assert_status(403);
+    app.send(
+        Req::new(Method::GET, ROLES)
+            .key(&key)
+            .peer(from("203.0.113.1"))
+            .header("x-forwarded-for", "198.51.100.4"),
+    )
+    .await
+    .assert_status(403);
 }
 
 #[tokio::test]
 async fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
     let proxy: std::net::IpAddr = "10.0.0.2".parse().unwrap();
-    let app = TestApp::spawn_with(wfs_tower::Config { trusted_proxies: vec![proxy] }).await;
+    let app = TestApp::spawn_with(wfs_tower::Config {
+        trusted_proxies: vec![proxy],
+    })
+    .await;
     let acme = app.company("Acme").await;
-    let key = app.key_with(&acme, json!({"name": "pinned", "allowedIps": ["198.51.100.4"]})).await;
+    let key = app
+        .key_with(
+            &acme,
+            json!({"name": "pinned", "allowedIps": ["198.51.100.4"]}),
+        )
+        .await;
     let via_proxy = Some(std::net::SocketAddr::new(proxy, 443));
 
-    app.send(Req::new(Method::GET, ROLES).key(&key).peer(via_proxy).header("x-forwarded-for", "198.51.100.4"))
-        .await
-        .assert_status(200);
+    app.send(
+        Req::new(Method::GET, ROLES)
+            .key(&key)
+            .peer(via_proxy)
+            .header("x-forwarded-for", "198.51.100.4"),
+    )
+    .await
+    .assert_status(200);
     // A client cannot smuggle an address in front of its real one.
-    app.send(Req::new(Method::GET, ROLES).key(&key).peer(via_proxy).header("x-forwarded-for", "198.51.100.4, 203.0.113.9"))
-        .await
-        .assert_status(403);
+    app.send(
+        Req::new(Method::GET, ROLES)
+            .key(&key)
+            .peer(via_proxy)
+            .header("x-forwarded-for", "198.51.100.4, 203.0.113.9"),
+    )
+    .await
+    .assert_status(403);
 }
 
 async fn last_used(app: &TestApp, company: &Company) -> Value {
@@ -286,12 +423,19 @@ async fn last_used(app: &TestApp, company: &Company) -> Value {
 /// The refresh runs off the request path; give it a moment to land.
 async fn wait_for_last_used(app: &TestApp, company: &Company, expected: &str) {
     for _ in 0..100 {
-        if last_used(app, company).await.as_str().is_some_and(|v| v.starts_with(expected)) {
+        if last_used(app, company)
+            .await
+            .as_str()
+            .is_some_and(|v| v.starts_with(expected))
+        {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    panic!("lastUsedAt never became {expected}: {:?}", last_used(app, company).await);
+    panic!(
+        "lastUsedAt never became {expected}: {:?}",
+        last_used(app, company).await
+    );
 }
 
 #[tokio::test]
@@ -307,7 +451,14 @@ async fn last_used_at_is_set_on_first_use_and_refreshed_at_most_once_a_minute() 
     app.clock.advance(Duration::seconds(30));
     app.get(&key, ROLES).await.assert_status(200);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert!(last_used(&app, &acme).await.as_str().unwrap().starts_with("2026-11-18T09:30:00"), "not refreshed within the minute");
+    assert!(
+        last_used(&app, &acme)
+            .await
+            .as_str()
+            .unwrap()
+            .starts_with("2026-11-18T09:30:00"),
+        "not refreshed within the minute"
+    );
 
     app.clock.advance(Duration::seconds(40));
     app.get(&key, ROLES).await.assert_status(200);

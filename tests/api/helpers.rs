@@ -44,7 +44,9 @@ impl TestResponse {
             "error body must carry the status as code: {:?}",
             self.body
         );
-        self.body["error"]["message"].as_str().expect("error message")
+        self.body["error"]["message"]
+            .as_str()
+            .expect("error message")
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -53,7 +55,12 @@ impl TestResponse {
 
     #[track_caller]
     pub fn assert_status(&self, status: u16) -> &Self {
-        assert_eq!(self.status.as_u16(), status, "unexpected answer: {:?}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected answer: {:?}",
+            self.body
+        );
         self
     }
 
@@ -91,14 +98,21 @@ pub struct Req {
 
 impl Req {
     pub fn new(method: Method, path: &str) -> Self {
-        Self { method, path: path.into(), headers: Vec::new(), body: None, peer: Some(([127, 0, 0, 1], 40000).into()) }
+        Self {
+            method,
+            path: path.into(),
+            headers: Vec::new(),
+            body: None,
+            peer: Some(([127, 0, 0, 1], 40000).into()),
+        }
     }
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
     pub fn key(self, key: &Key) -> Self {
-        self.header("x-api-key", &key.client_id).header("x-api-secret", &key.secret)
+        self.header("x-api-key", &key.client_id)
+            .header("x-api-secret", &key.secret)
     }
     pub fn bearer(self, token: &str) -> Self {
         self.header("authorization", &format!("Bearer {token}"))
@@ -123,7 +137,9 @@ impl Req {
         for (n, v) in self.headers {
             builder = builder.header(n, v);
         }
-        let mut req = builder.body(Full::new(self.body.unwrap_or_default())).unwrap();
+        let mut req = builder
+            .body(Full::new(self.body.unwrap_or_default()))
+            .unwrap();
         if let Some(peer) = self.peer {
             req.extensions_mut().insert(PeerAddr(peer));
         }
@@ -137,7 +153,11 @@ pub fn unique_idem() -> String {
 
 /// The database this suite runs on, named in failure output.
 pub fn backend_name() -> &'static str {
-    if std::env::var("WFS_TEST_DATABASE_URL").is_ok() { "postgres" } else { "sqlite" }
+    if std::env::var("WFS_TEST_DATABASE_URL").is_ok() {
+        "postgres"
+    } else {
+        "sqlite"
+    }
 }
 
 impl TestApp {
@@ -161,7 +181,12 @@ impl TestApp {
         let clock = FixedClock::new(t0());
         let wfs = Wfs::new(store, SECRET).unwrap().with_clock(clock.clone());
         let svc = WfsService::with_config(wfs.clone(), config);
-        TestApp { svc, wfs, clock, _dir: dir }
+        TestApp {
+            svc,
+            wfs,
+            clock,
+            _dir: dir,
+        }
     }
 
     pub async fn send(&self, req: Req) -> TestResponse {
@@ -174,12 +199,20 @@ impl TestApp {
         } else {
             serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("non-JSON body: {bytes:?}"))
         };
-        TestResponse { status, headers, body }
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
     }
 
     /// Creates a company and its super admin through the core API, then signs in.
     pub async fn company(&self, name: &str) -> Company {
-        let email = format!("admin-{}@{}.test", uuid::Uuid::new_v4().simple(), name.to_lowercase().replace(' ', "-"));
+        let email = format!(
+            "admin-{}@{}.test",
+            uuid::Uuid::new_v4().simple(),
+            name.to_lowercase().replace(' ', "-")
+        );
         let tx = self.wfs.begin().await.unwrap();
         let created = self
             .wfs
@@ -197,12 +230,19 @@ impl TestApp {
             .unwrap();
         tx.commit().await.unwrap();
         let token = self.sign_in(&email, PASSWORD).await;
-        Company { id: created.company_id.to_string(), email, token }
+        Company {
+            id: created.company_id.to_string(),
+            email,
+            token,
+        }
     }
 
     pub async fn sign_in(&self, email: &str, password: &str) -> String {
         let res = self
-            .send(Req::new(Method::POST, "/external/v1/auth/signin").json(&json!({"email": email, "password": password})))
+            .send(
+                Req::new(Method::POST, "/external/v1/auth/signin")
+                    .json(&json!({"email": email, "password": password})),
+            )
             .await;
         res.assert_status(200);
         res.body["accessToken"].as_str().unwrap().to_owned()
@@ -210,7 +250,13 @@ impl TestApp {
 
     /// Creates a key with the given creation body.
     pub async fn key_with(&self, company: &Company, body: Value) -> Key {
-        let res = self.send(Req::new(Method::POST, "/external/v1/auth/keys").bearer(&company.token).json(&body)).await;
+        let res = self
+            .send(
+                Req::new(Method::POST, "/external/v1/auth/keys")
+                    .bearer(&company.token)
+                    .json(&body),
+            )
+            .await;
         res.assert_status(201);
         Key {
             id: res.body["id"].as_str().unwrap().into(),
@@ -233,26 +279,43 @@ impl TestApp {
     }
 
     pub async fn post(&self, key: &Key, path: &str, body: &Value) -> TestResponse {
-        self.send(Req::new(Method::POST, path).key(key).idem(&unique_idem()).json(body)).await
+        self.send(
+            Req::new(Method::POST, path)
+                .key(key)
+                .idem(&unique_idem())
+                .json(body),
+        )
+        .await
     }
 
     pub async fn patch(&self, key: &Key, path: &str, body: &Value) -> TestResponse {
-        self.send(Req::new(Method::PATCH, path).key(key).idem(&unique_idem()).json(body)).await
+        self.send(
+            Req::new(Method::PATCH, path)
+                .key(key)
+                .idem(&unique_idem())
+                .json(body),
+        )
+        .await
     }
 
     pub async fn delete(&self, key: &Key, path: &str) -> TestResponse {
-        self.send(Req::new(Method::DELETE, path).key(key).idem(&unique_idem())).await
+        self.send(Req::new(Method::DELETE, path).key(key).idem(&unique_idem()))
+            .await
     }
 
     pub async fn create_role(&self, key: &Key, title: &str) -> String {
-        let res = self.post(key, "/external/v1/job-roles", &json!({"title": title})).await;
+        let res = self
+            .post(key, "/external/v1/job-roles", &json!({"title": title}))
+            .await;
         res.assert_status(201);
         res.body["id"].as_str().unwrap().into()
     }
 
     /// Lists the admin's keys.
     pub async fn list_keys(&self, company: &Company) -> Vec<Value> {
-        let res = self.send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&company.token)).await;
+        let res = self
+            .send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&company.token))
+            .await;
         res.assert_status(200);
         res.body.as_array().unwrap().clone()
     }
@@ -261,9 +324,16 @@ impl TestApp {
 /// Creates an empty database next to the one `admin_url` names; returns its URL.
 async fn fresh_postgres_database(admin_url: &str) -> String {
     let name = format!("wfs_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(admin_url).await.expect("connect to WFS_TEST_DATABASE_URL");
-    admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
+    let admin = Database::connect(admin_url)
+        .await
+        .expect("connect to WFS_TEST_DATABASE_URL");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("create test database");
     admin.close().await.ok();
-    let (base, _) = admin_url.rsplit_once('/').expect("database URL with a path");
+    let (base, _) = admin_url
+        .rsplit_once('/')
+        .expect("database URL with a path");
     format!("{base}/{name}")
 }

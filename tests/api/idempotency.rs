@@ -9,7 +9,10 @@ use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 const ROLES: &str = "/external/v1/job-roles";
 
 fn create_role(key: &Key, idem: &str, title: &str) -> Req {
-    Req::new(Method::POST, ROLES).key(key).idem(idem).json(&json!({"title": title}))
+    Req::new(Method::POST, ROLES)
+        .key(key)
+        .idem(idem)
+        .json(&json!({"title": title}))
 }
 
 async fn role_count(app: &TestApp, key: &Key) -> usize {
@@ -23,8 +26,12 @@ async fn writes_without_a_valid_idempotency_key_are_400() {
     let id = app.create_role(&key, "Nurse").await;
 
     let missing = [
-        Req::new(Method::POST, ROLES).key(&key).json(&json!({"title": "x"})),
-        Req::new(Method::PATCH, &format!("{ROLES}/{id}")).key(&key).json(&json!({"title": "x"})),
+        Req::new(Method::POST, ROLES)
+            .key(&key)
+            .json(&json!({"title": "x"})),
+        Req::new(Method::PATCH, &format!("{ROLES}/{id}"))
+            .key(&key)
+            .json(&json!({"title": "x"})),
         Req::new(Method::DELETE, &format!("{ROLES}/{id}")).key(&key),
     ];
     for req in missing {
@@ -32,8 +39,21 @@ async fn writes_without_a_valid_idempotency_key_are_400() {
         res.assert_status(400);
         assert!(res.error_message().contains("Idempotency-Key"));
     }
-    for bad in ["short", &"x".repeat(129), "has spaces in it", "slash/is/not/ok", "ünïcödé-key"] {
-        let res = app.send(Req::new(Method::POST, ROLES).key(&key).idem(bad).json(&json!({"title": "x"}))).await;
+    for bad in [
+        "short",
+        &"x".repeat(129),
+        "has spaces in it",
+        "slash/is/not/ok",
+        "ünïcödé-key",
+    ] {
+        let res = app
+            .send(
+                Req::new(Method::POST, ROLES)
+                    .key(&key)
+                    .idem(bad)
+                    .json(&json!({"title": "x"})),
+            )
+            .await;
         res.assert_status(400);
         assert!(res.error_message().contains("Idempotency-Key"), "{bad}");
     }
@@ -60,12 +80,22 @@ async fn a_retry_replays_the_original_answer_and_writes_nothing_new() {
 async fn reusing_a_key_for_a_different_request_is_409() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
-    app.send(create_role(&key, "reused-key", "Nurse")).await.assert_status(201);
+    app.send(create_role(&key, "reused-key", "Nurse"))
+        .await
+        .assert_status(201);
 
     let other_body = app.send(create_role(&key, "reused-key", "Doctor")).await;
-    let id = app.get(&key, ROLES).await.body[0]["id"].as_str().unwrap().to_owned();
+    let id = app.get(&key, ROLES).await.body[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let other_path = app
-        .send(Req::new(Method::PATCH, &format!("{ROLES}/{id}")).key(&key).idem("reused-key").json(&json!({"title": "Nurse"})))
+        .send(
+            Req::new(Method::PATCH, &format!("{ROLES}/{id}"))
+                .key(&key)
+                .idem("reused-key")
+                .json(&json!({"title": "Nurse"})),
+        )
         .await;
 
     other_body.assert_status(409);
@@ -81,8 +111,12 @@ async fn keys_are_scoped_per_api_key() {
     let first = app.key(&acme).await;
     let second = app.key(&acme).await;
 
-    app.send(create_role(&first, "shared-value", "Nurse")).await.assert_status(201);
-    let res = app.send(create_role(&second, "shared-value", "Doctor")).await;
+    app.send(create_role(&first, "shared-value", "Nurse"))
+        .await
+        .assert_status(201);
+    let res = app
+        .send(create_role(&second, "shared-value", "Doctor"))
+        .await;
 
     res.assert_status(201);
     assert_eq!(res.header("idempotent-replayed"), None);
@@ -102,8 +136,20 @@ async fn the_operations_own_4xx_answers_are_replayed() {
     assert_eq!(invalid_again.header("idempotent-replayed"), Some("true"));
     assert_eq!(invalid_again.body, invalid.body);
 
-    let missing = app.send(Req::new(Method::DELETE, &unknown).key(&key).idem("gone-once-1")).await;
-    let missing_again = app.send(Req::new(Method::DELETE, &unknown).key(&key).idem("gone-once-1")).await;
+    let missing = app
+        .send(
+            Req::new(Method::DELETE, &unknown)
+                .key(&key)
+                .idem("gone-once-1"),
+        )
+        .await;
+    let missing_again = app
+        .send(
+            Req::new(Method::DELETE, &unknown)
+                .key(&key)
+                .idem("gone-once-1"),
+        )
+        .await;
     missing.assert_status(404);
     missing_again.assert_status(404);
     assert_eq!(missing_again.header("idempotent-replayed"), Some("true"));
@@ -116,8 +162,12 @@ async fn refusals_by_address_are_not_stored_so_a_retry_runs_afresh() {
     let key = app.key_with(&acme, json!({"name": "pinned", "scopes": ["workforce:read", "workforce:write"], "allowedIps": ["192.0.2.1"]})).await;
     let from = |ip: &str| Some(std::net::SocketAddr::new(ip.parse().unwrap(), 1000));
 
-    app.send(create_role(&key, "after-403-ok", "Nurse").peer(from("192.0.2.99"))).await.assert_status(403);
-    let res = app.send(create_role(&key, "after-403-ok", "Nurse").peer(from("192.0.2.1"))).await;
+    app.send(create_role(&key, "after-403-ok", "Nurse").peer(from("192.0.2.99")))
+        .await
+        .assert_status(403);
+    let res = app
+        .send(create_role(&key, "after-403-ok", "Nurse").peer(from("192.0.2.1")))
+        .await;
 
     res.assert_status(201);
     assert_eq!(res.header("idempotent-replayed"), None);
@@ -126,11 +176,20 @@ async fn refusals_by_address_are_not_stored_so_a_retry_runs_afresh() {
 #[tokio::test]
 async fn after_24_hours_a_key_may_be_used_again() {
     let app = TestApp::spawn().await;
-    let key = app.key_with(&app.company("Acme").await, json!({"name": "k", "scopes": ["workforce:read", "workforce:write"]})).await;
-    app.send(create_role(&key, "daily-key-1", "Nurse")).await.assert_status(201);
+    let key = app
+        .key_with(
+            &app.company("Acme").await,
+            json!({"name": "k", "scopes": ["workforce:read", "workforce:write"]}),
+        )
+        .await;
+    app.send(create_role(&key, "daily-key-1", "Nurse"))
+        .await
+        .assert_status(201);
 
     app.clock.advance(Duration::hours(23));
-    app.send(create_role(&key, "daily-key-1", "Doctor")).await.assert_status(409);
+    app.send(create_role(&key, "daily-key-1", "Doctor"))
+        .await
+        .assert_status(409);
     app.clock.advance(Duration::hours(1));
     let res = app.send(create_role(&key, "daily-key-1", "Doctor")).await;
 
@@ -150,24 +209,43 @@ async fn a_request_still_in_progress_is_409_until_its_lock_goes_stale() {
     let scope = format!("key:{}", key.id);
     let claim = app
         .wfs
-        .claim_idempotency_key(&scope, &IdempotencyKey::parse("crashed-request").unwrap(), &fingerprint)
+        .claim_idempotency_key(
+            &scope,
+            &IdempotencyKey::parse("crashed-request").unwrap(),
+            &fingerprint,
+        )
         .await
         .unwrap();
-    assert!(matches!(claim, wfs_core::service::idempotency::Claim::Acquired(_)));
+    assert!(matches!(
+        claim,
+        wfs_core::service::idempotency::Claim::Acquired(_)
+    ));
 
-    let blocked = app.send(create_role(&key, "crashed-request", "Nurse")).await;
+    let blocked = app
+        .send(create_role(&key, "crashed-request", "Nurse"))
+        .await;
     blocked.assert_status(409);
-    let reused = app.send(create_role(&key, "crashed-request", "Doctor")).await;
+    let reused = app
+        .send(create_role(&key, "crashed-request", "Doctor"))
+        .await;
     reused.assert_status(409);
-    assert_ne!(blocked.error_message(), reused.error_message(), "the two 409s say different things");
+    assert_ne!(
+        blocked.error_message(),
+        reused.error_message(),
+        "the two 409s say different things"
+    );
     assert_eq!(role_count(&app, &key).await, 0);
 
     app.clock.advance(Duration::seconds(61));
-    let taken_over = app.send(create_role(&key, "crashed-request", "Nurse")).await;
+    let taken_over = app
+        .send(create_role(&key, "crashed-request", "Nurse"))
+        .await;
 
     taken_over.assert_status(201);
     assert_eq!(role_count(&app, &key).await, 1);
-    app.send(create_role(&key, "crashed-request", "Nurse")).await.assert_status(201);
+    app.send(create_role(&key, "crashed-request", "Nurse"))
+        .await
+        .assert_status(201);
     assert_eq!(role_count(&app, &key).await, 1);
 }
 
@@ -180,7 +258,10 @@ async fn twenty_concurrent_identical_requests_create_one_resource() {
         .map(|_| {
             let app = app.clone();
             let key = key.clone();
-            tokio::spawn(async move { app.send(create_role(&key, "burst-of-twenty", "Nurse")).await })
+            tokio::spawn(async move {
+                app.send(create_role(&key, "burst-of-twenty", "Nurse"))
+                    .await
+            })
         })
         .collect();
     let mut created = 0;
@@ -192,34 +273,61 @@ async fn twenty_concurrent_identical_requests_create_one_resource() {
                 created += 1;
                 ids.insert(res.body["id"].as_str().unwrap().to_owned());
             }
-            409 => assert!(res.error_message().contains("in progress"), "{:?}", res.body),
+            409 => assert!(
+                res.error_message().contains("in progress"),
+                "{:?}",
+                res.body
+            ),
             other => panic!("unexpected {other} on {}: {:?}", backend_name(), res.body),
         }
     }
 
     assert!(created >= 1);
     assert_eq!(ids.len(), 1, "every 201 names the same role");
-    assert_eq!(role_count(&app, &key).await, 1, "exactly one role on {}", backend_name());
+    assert_eq!(
+        role_count(&app, &key).await,
+        1,
+        "exactly one role on {}",
+        backend_name()
+    );
 }
 
 #[tokio::test]
 async fn bearer_routes_honour_an_idempotency_key_without_storing_the_secret() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let create = || Req::new(Method::POST, "/external/v1/auth/keys").bearer(&acme.token).idem("portal-create-1").json(&json!({"name": "k"}));
+    let create = || {
+        Req::new(Method::POST, "/external/v1/auth/keys")
+            .bearer(&acme.token)
+            .idem("portal-create-1")
+            .json(&json!({"name": "k"}))
+    };
 
     let first = app.send(create()).await;
     let replay = app.send(create()).await;
 
     first.assert_status(201);
-    assert!(first.body["clientSecret"].as_str().unwrap().starts_with("sec_"));
+    assert!(
+        first.body["clientSecret"]
+            .as_str()
+            .unwrap()
+            .starts_with("sec_")
+    );
     replay.assert_status(201);
     assert_eq!(replay.header("idempotent-replayed"), Some("true"));
     assert_eq!(replay.body["id"], first.body["id"]);
-    assert_eq!(replay.body["clientSecret"], serde_json::Value::Null, "secrets are never stored");
+    assert_eq!(
+        replay.body["clientSecret"],
+        serde_json::Value::Null,
+        "secrets are never stored"
+    );
     assert_eq!(app.list_keys(&acme).await.len(), 1);
     // Without a key, bearer writes are still accepted.
-    app.send(Req::new(Method::POST, "/external/v1/auth/keys").bearer(&acme.token).json(&json!({"name": "k2"})))
-        .await
-        .assert_status(201);
+    app.send(
+        Req::new(Method::POST, "/external/v1/auth/keys")
+            .bearer(&acme.token)
+            .json(&json!({"name": "k2"})),
+    )
+    .await
+    .assert_status(201);
 }

@@ -17,9 +17,16 @@ async fn a_companys_key_never_reaches_another_companys_job_roles() {
     assert_eq!(listed.body[0]["title"], "Globex Porter");
 
     let path = format!("/external/v1/job-roles/{acme_role}");
-    app.patch(&globex, &path, &json!({"title": "Stolen"})).await.assert_error(404, "Job role not found");
-    app.delete(&globex, &path).await.assert_error(404, "Job role not found");
-    assert_eq!(app.get(&acme, "/external/v1/job-roles").await.body[0]["title"], "Acme Nurse");
+    app.patch(&globex, &path, &json!({"title": "Stolen"}))
+        .await
+        .assert_error(404, "Job role not found");
+    app.delete(&globex, &path)
+        .await
+        .assert_error(404, "Job role not found");
+    assert_eq!(
+        app.get(&acme, "/external/v1/job-roles").await.body[0]["title"],
+        "Acme Nurse"
+    );
 }
 
 #[tokio::test]
@@ -35,9 +42,17 @@ async fn an_admin_never_sees_or_touches_another_companys_keys() {
     assert_ne!(listed[0]["id"], acme_key.id.as_str());
 
     for action in ["rotate", "revoke"] {
-        app.send(Req::new(Method::POST, &format!("/external/v1/auth/keys/{}/{action}", acme_key.id)).bearer(&globex.token))
-            .await
-            .assert_error(404, "API key not found");
+        app.send(
+            Req::new(
+                Method::POST,
+                &format!("/external/v1/auth/keys/{}/{action}", acme_key.id),
+            )
+            .bearer(&globex.token),
+        )
+        .await
+        .assert_error(404, "API key not found");
     }
-    app.get(&acme_key, "/external/v1/job-roles").await.assert_status(200);
+    app.get(&acme_key, "/external/v1/job-roles")
+        .await
+        .assert_status(200);
 }

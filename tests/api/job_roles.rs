@@ -21,7 +21,12 @@ async fn creating_a_role_answers_201_with_id_title_and_weekly_hours() {
     res.assert_status(201);
     assert_eq!(res.body["title"], "Registered Nurse");
     assert_eq!(res.body["weeklyHours"], 37.5);
-    assert_eq!(res.body.as_object().unwrap().len(), 3, "exactly id, title, weeklyHours: {}", res.body);
+    assert_eq!(
+        res.body.as_object().unwrap().len(),
+        3,
+        "exactly id, title, weeklyHours: {}",
+        res.body
+    );
     let minimal = app.post(&key, ROLES, &json!({"title": "Porter"})).await;
     minimal.assert_status(201);
     assert_eq!(minimal.body["weeklyHours"], serde_json::Value::Null);
@@ -40,8 +45,17 @@ async fn the_list_is_alphabetical_ignoring_case_and_skips_deleted_roles() {
     let res = app.get(&key, ROLES).await;
 
     res.assert_status(200);
-    let titles: Vec<&str> = res.body.as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
-    assert_eq!(titles, ["anaesthetist", "Cleaner", "Doctor", "nurse", "Zookeeper"]);
+    let titles: Vec<&str> = res
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        ["anaesthetist", "Cleaner", "Doctor", "nurse", "Zookeeper"]
+    );
     assert!(res.body[0]["id"].is_string() && res.body[0].get("weeklyHours").is_some());
 }
 
@@ -49,15 +63,35 @@ async fn the_list_is_alphabetical_ignoring_case_and_skips_deleted_roles() {
 async fn patch_changes_only_the_fields_sent_and_null_clears() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
-    let id = app.post(&key, ROLES, &json!({"title": "Nurse", "weeklyHours": 40})).await.body["id"].as_str().unwrap().to_owned();
+    let id = app
+        .post(&key, ROLES, &json!({"title": "Nurse", "weeklyHours": 40}))
+        .await
+        .body["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
-    let renamed = app.patch(&key, &role(&id), &json!({"title": "Senior Nurse"})).await;
+    let renamed = app
+        .patch(&key, &role(&id), &json!({"title": "Senior Nurse"}))
+        .await;
     renamed.assert_status(200);
-    assert_eq!(renamed.body, json!({"id": id, "title": "Senior Nurse", "weeklyHours": 40}));
+    assert_eq!(
+        renamed.body,
+        json!({"id": id, "title": "Senior Nurse", "weeklyHours": 40})
+    );
 
-    let cleared = app.patch(&key, &role(&id), &json!({"weeklyHours": null, "symbol": "SN"})).await;
+    let cleared = app
+        .patch(
+            &key,
+            &role(&id),
+            &json!({"weeklyHours": null, "symbol": "SN"}),
+        )
+        .await;
     cleared.assert_status(200);
-    assert_eq!(cleared.body, json!({"id": id, "title": "Senior Nurse", "weeklyHours": null}));
+    assert_eq!(
+        cleared.body,
+        json!({"id": id, "title": "Senior Nurse", "weeklyHours": null})
+    );
     assert_eq!(app.get(&key, ROLES).await.body[0]["title"], "Senior Nurse");
 }
 
@@ -78,9 +112,17 @@ async fn bad_patches_are_400() {
     ] {
         let res = app.patch(&key, &role(&id), &body).await;
         res.assert_status(400);
-        assert!(res.error_message().contains(hint), "{body}: {}", res.error_message());
+        assert!(
+            res.error_message().contains(hint),
+            "{body}: {}",
+            res.error_message()
+        );
     }
-    assert_eq!(app.get(&key, ROLES).await.body[0]["title"], "Nurse", "unchanged");
+    assert_eq!(
+        app.get(&key, ROLES).await.body[0]["title"],
+        "Nurse",
+        "unchanged"
+    );
 }
 
 #[tokio::test]
@@ -97,13 +139,29 @@ async fn bad_creations_are_400_naming_the_field() {
     ] {
         let res = app.post(&key, ROLES, &body).await;
         res.assert_status(400);
-        assert!(res.error_message().contains(hint), "{body}: {}", res.error_message());
+        assert!(
+            res.error_message().contains(hint),
+            "{body}: {}",
+            res.error_message()
+        );
     }
     let malformed = app
-        .send(Req::new(http::Method::POST, ROLES).key(&key).idem(&unique_idem()).raw("{\"title\": "))
+        .send(
+            Req::new(http::Method::POST, ROLES)
+                .key(&key)
+                .idem(&unique_idem())
+                .raw("{\"title\": "),
+        )
         .await;
     malformed.assert_status(400);
-    assert!(app.get(&key, ROLES).await.body.as_array().unwrap().is_empty());
+    assert!(
+        app.get(&key, ROLES)
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -116,9 +174,20 @@ async fn delete_is_a_soft_delete_after_which_the_role_is_unknown() {
 
     res.assert_status(200);
     assert!(res.body["message"].is_string());
-    assert!(app.get(&key, ROLES).await.body.as_array().unwrap().is_empty());
-    app.delete(&key, &role(&id)).await.assert_error(404, "Job role not found");
-    app.patch(&key, &role(&id), &json!({"title": "Back"})).await.assert_error(404, "Job role not found");
+    assert!(
+        app.get(&key, ROLES)
+            .await
+            .body
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    app.delete(&key, &role(&id))
+        .await
+        .assert_error(404, "Job role not found");
+    app.patch(&key, &role(&id), &json!({"title": "Back"}))
+        .await
+        .assert_error(404, "Job role not found");
 }
 
 #[tokio::test]
@@ -126,8 +195,12 @@ async fn unknown_and_malformed_role_ids_are_404() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
     for id in [uuid::Uuid::now_v7().to_string(), "nope".to_owned()] {
-        app.patch(&key, &role(&id), &json!({"title": "x"})).await.assert_error(404, "Job role not found");
-        app.delete(&key, &role(&id)).await.assert_error(404, "Job role not found");
+        app.patch(&key, &role(&id), &json!({"title": "x"}))
+            .await
+            .assert_error(404, "Job role not found");
+        app.delete(&key, &role(&id))
+            .await
+            .assert_error(404, "Job role not found");
     }
 }
 
@@ -136,5 +209,7 @@ async fn validation_comes_before_the_id_lookup() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
     let unknown = role(&uuid::Uuid::now_v7().to_string());
-    app.patch(&key, &unknown, &json!({"bogus": 1})).await.assert_status(400);
+    app.patch(&key, &unknown, &json!({"bogus": 1}))
+        .await
+        .assert_status(400);
 }

@@ -7,7 +7,12 @@ use serde_json::json;
 #[tokio::test]
 async fn unknown_routes_are_404_in_the_error_shape() {
     let app = TestApp::spawn().await;
-    for path in ["/external/v1/nothing-here", "/", "/external/v2/job-roles", "/external/v1/job-roles/a/b"] {
+    for path in [
+        "/external/v1/nothing-here",
+        "/",
+        "/external/v2/job-roles",
+        "/external/v1/job-roles/a/b",
+    ] {
         let res = app.send(Req::new(Method::GET, path)).await;
         res.assert_status(404);
         assert!(!res.error_message().is_empty());
@@ -17,11 +22,15 @@ async fn unknown_routes_are_404_in_the_error_shape() {
 #[tokio::test]
 async fn a_wrong_method_is_405_with_allow() {
     let app = TestApp::spawn().await;
-    let res = app.send(Req::new(Method::PUT, "/external/v1/job-roles")).await;
+    let res = app
+        .send(Req::new(Method::PUT, "/external/v1/job-roles"))
+        .await;
     res.assert_status(405);
     assert_eq!(res.header("allow"), Some("GET, POST"));
     assert!(!res.error_message().is_empty());
-    app.send(Req::new(Method::GET, "/external/v1/auth/signin")).await.assert_status(405);
+    app.send(Req::new(Method::GET, "/external/v1/auth/signin"))
+        .await
+        .assert_status(405);
 }
 
 #[tokio::test]
@@ -29,7 +38,14 @@ async fn a_body_over_one_mebibyte_is_413() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
     let huge = json!({"title": "x".repeat(1 << 20)});
-    let res = app.send(Req::new(Method::POST, "/external/v1/job-roles").key(&key).idem(&unique_idem()).json(&huge)).await;
+    let res = app
+        .send(
+            Req::new(Method::POST, "/external/v1/job-roles")
+                .key(&key)
+                .idem(&unique_idem())
+                .json(&huge),
+        )
+        .await;
     res.assert_status(413);
     assert!(!res.error_message().is_empty());
 }
@@ -40,6 +56,8 @@ async fn error_and_success_bodies_are_json() {
     let key = app.key(&app.company("Acme").await).await;
     let ok = app.get(&key, "/external/v1/job-roles").await;
     assert_eq!(ok.header("content-type"), Some("application/json"));
-    let err = app.send(Req::new(Method::GET, "/external/v1/job-roles")).await;
+    let err = app
+        .send(Req::new(Method::GET, "/external/v1/job-roles"))
+        .await;
     assert_eq!(err.header("content-type"), Some("application/json"));
 }

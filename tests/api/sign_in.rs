@@ -16,24 +16,39 @@ async fn sign_in_returns_a_token_the_user_and_the_companies() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme Care").await;
 
-    let res = app.send(signin(json!({"email": acme.email, "password": PASSWORD}))).await;
+    let res = app
+        .send(signin(json!({"email": acme.email, "password": PASSWORD})))
+        .await;
 
     res.assert_status(200);
-    assert!(res.body["accessToken"].as_str().unwrap().split('.').count() == 3, "a JWT");
+    assert!(
+        res.body["accessToken"].as_str().unwrap().split('.').count() == 3,
+        "a JWT"
+    );
     assert_eq!(res.body["user"]["email"], acme.email.as_str());
     assert_eq!(res.body["user"]["firstName"], "Ada");
     assert_eq!(res.body["user"]["lastName"], "Admin");
     assert_eq!(res.body["user"]["mustChangePassword"], false);
     assert!(res.body["user"]["id"].is_string());
-    assert_eq!(res.body["activeCompany"], json!({"id": acme.id, "name": "Acme Care"}));
-    assert_eq!(res.body["companies"], json!([{"id": acme.id, "name": "Acme Care", "privilege": 1}]));
+    assert_eq!(
+        res.body["activeCompany"],
+        json!({"id": acme.id, "name": "Acme Care"})
+    );
+    assert_eq!(
+        res.body["companies"],
+        json!([{"id": acme.id, "name": "Acme Care", "privilege": 1}])
+    );
 }
 
 #[tokio::test]
 async fn sign_in_ignores_the_case_of_the_email() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
-    let res = app.send(signin(json!({"email": acme.email.to_uppercase(), "password": PASSWORD}))).await;
+    let res = app
+        .send(signin(
+            json!({"email": acme.email.to_uppercase(), "password": PASSWORD}),
+        ))
+        .await;
     res.assert_status(200);
 }
 
@@ -42,8 +57,16 @@ async fn wrong_password_and_unknown_user_get_the_same_401() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
 
-    let wrong = app.send(signin(json!({"email": acme.email, "password": "not-the-password"}))).await;
-    let unknown = app.send(signin(json!({"email": "nobody@nowhere.test", "password": PASSWORD}))).await;
+    let wrong = app
+        .send(signin(
+            json!({"email": acme.email, "password": "not-the-password"}),
+        ))
+        .await;
+    let unknown = app
+        .send(signin(
+            json!({"email": "nobody@nowhere.test", "password": PASSWORD}),
+        ))
+        .await;
 
     wrong.assert_error(401, "Invalid email or password");
     unknown.assert_error(401, "Invalid email or password");
@@ -89,8 +112,14 @@ async fn a_user_who_is_no_companys_super_admin_gets_403() {
     .await
     .unwrap();
 
-    let by_email = app.send(signin(json!({"email": "member@acme.test", "password": PASSWORD}))).await;
-    let by_username = app.send(signin(json!({"email": "MEMBER1", "password": PASSWORD}))).await;
+    let by_email = app
+        .send(signin(
+            json!({"email": "member@acme.test", "password": PASSWORD}),
+        ))
+        .await;
+    let by_username = app
+        .send(signin(json!({"email": "MEMBER1", "password": PASSWORD})))
+        .await;
 
     by_email.assert_status(403);
     assert!(!by_email.error_message().is_empty());
@@ -102,12 +131,18 @@ async fn sign_in_with_missing_fields_or_bad_json_is_400() {
     let app = TestApp::spawn().await;
     let missing = app.send(signin(json!({"email": "a@b.test"}))).await;
     missing.assert_status(400);
-    assert!(missing.error_message().contains("password"), "{}", missing.error_message());
+    assert!(
+        missing.error_message().contains("password"),
+        "{}",
+        missing.error_message()
+    );
 
     let wrong_type = app.send(signin(json!({"email": 5, "password": "x"}))).await;
     wrong_type.assert_status(400);
     assert!(wrong_type.error_message().contains("email"));
 
-    let garbage = app.send(Req::new(Method::POST, "/external/v1/auth/signin").raw("{not json")).await;
+    let garbage = app
+        .send(Req::new(Method::POST, "/external/v1/auth/signin").raw("{not json"))
+        .await;
     garbage.assert_status(400);
 }

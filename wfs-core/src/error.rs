@@ -135,7 +135,12 @@ impl<T> OnConstraint<T> for std::result::Result<T, sea_orm::DbErr> {
     fn on_unique_violation(self, message: impl FnOnce() -> String) -> Result<T> {
         match self {
             Ok(v) => Ok(v),
-            Err(e) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
+            Err(e)
+                if matches!(
+                    e.sql_err(),
+                    Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+                ) =>
+            {
                 Err(Error::Conflict(message()))
             }
             Err(e) => Err(e.into()),

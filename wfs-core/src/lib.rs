@@ -71,7 +71,11 @@ impl Wfs {
     /// # Errors
     /// [`Error::Invalid`] when the secret is shorter than 32 bytes.
     pub fn new(store: Store, jwt_secret: &[u8]) -> Result<Self> {
-        Ok(Self { store, clock: Arc::new(SystemClock), tokens: Arc::new(TokenKeys::new(jwt_secret)?) })
+        Ok(Self {
+            store,
+            clock: Arc::new(SystemClock),
+            tokens: Arc::new(TokenKeys::new(jwt_secret)?),
+        })
     }
 
     /// Replaces the clock (tests pin time with [`FixedClock`]).

@@ -25,7 +25,12 @@ pub(crate) enum Command {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DatabaseArgs {
     /// Database URL: sqlite://path?mode=rwc or postgres://user@host/db.
-    #[arg(long, env = "WFS_DATABASE_URL", default_value = "sqlite://wfs.db?mode=rwc", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "WFS_DATABASE_URL",
+        default_value = "sqlite://wfs.db?mode=rwc",
+        hide_env_values = true
+    )]
     pub(crate) database_url: String,
 }
 

@@ -41,15 +41,21 @@ async fn open(db: &DatabaseArgs) -> Result<Store, BoxError> {
 /// The token secret: configured (and then at least 32 bytes), or random for this run.
 fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
     match configured {
-        Some(s) if s.len() < MIN_SECRET_LEN => {
-            Err(format!("WFS_JWT_SECRET must be at least {MIN_SECRET_LEN} bytes (got {})", s.len()).into())
-        }
+        Some(s) if s.len() < MIN_SECRET_LEN => Err(format!(
+            "WFS_JWT_SECRET must be at least {MIN_SECRET_LEN} bytes (got {})",
+            s.len()
+        )
+        .into()),
         Some(s) => Ok(s.as_bytes().to_vec()),
         None => {
-            tracing::warn!("no WFS_JWT_SECRET set: using a random secret, sign-in tokens end with this process");
+            tracing::warn!(
+                "no WFS_JWT_SECRET set: using a random secret, sign-in tokens end with this process"
+            );
             let mut buf = [0u8; 48];
             rand::rng().fill_bytes(&mut buf);
-            Ok(base64::engine::general_purpose::STANDARD.encode(buf).into_bytes())
+            Ok(base64::engine::general_purpose::STANDARD
+                .encode(buf)
+                .into_bytes())
         }
     }
 }

@@ -20,7 +20,12 @@ use wfs_tower::{Config, PeerAddr, ResponseBody, WfsService};
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::error::Error>> {
-    let api = WfsService::with_config(wfs.clone(), Config { trusted_proxies: args.trusted_proxies.clone() });
+    let api = WfsService::with_config(
+        wfs.clone(),
+        Config {
+            trusted_proxies: args.trusted_proxies.clone(),
+        },
+    );
     let listener = TcpListener::bind(args.bind).await?;
     tracing::info!(address = %listener.local_addr()?, "listening");
     spawn_idempotency_sweeper(wfs.clone());
@@ -66,7 +71,12 @@ pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::e
     Ok(())
 }
 
-async fn handle(api: WfsService, wfs: Wfs, peer: SocketAddr, mut req: Request<Incoming>) -> Response<ResponseBody> {
+async fn handle(
+    api: WfsService,
+    wfs: Wfs,
+    peer: SocketAddr,
+    mut req: Request<Incoming>,
+) -> Response<ResponseBody> {
     if req.uri().path() == "/healthz" && req.method() == http::Method::GET {
         return health(&wfs).await;
     }
@@ -80,12 +90,17 @@ async fn handle(api: WfsService, wfs: Wfs, peer: SocketAddr, mut req: Request<In
 async fn health(wfs: &Wfs) -> Response<ResponseBody> {
     let (status, body) = match wfs.store().ping().await {
         Ok(()) => (StatusCode::OK, r#"{"status":"ok"}"#),
-        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, r#"{"status":"unavailable"}"#),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            r#"{"status":"unavailable"}"#,
+        ),
     };
     let mut res = Response::new(ResponseBody::new(Bytes::from_static(body.as_bytes())));
     *res.status_mut() = status;
-    res.headers_mut()
-        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
     res
 }
 

@@ -45,11 +45,19 @@ impl Caller {
 }
 
 fn header<'a>(parts: &'a Parts, name: &str) -> Option<&'a [u8]> {
-    parts.headers.get(name).map(|v| v.as_bytes()).filter(|v| !v.is_empty())
+    parts
+        .headers
+        .get(name)
+        .map(|v| v.as_bytes())
+        .filter(|v| !v.is_empty())
 }
 
 impl Shared {
-    pub(crate) async fn authenticate(&self, access: Access, parts: &Parts) -> Result<Caller, ApiError> {
+    pub(crate) async fn authenticate(
+        &self,
+        access: Access,
+        parts: &Parts,
+    ) -> Result<Caller, ApiError> {
         match access {
             Access::Public => Ok(Caller::Anonymous),
             Access::Admin => {
@@ -58,22 +66,35 @@ impl Shared {
                     .and_then(|v| v.split_once(' '))
                     .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
                     .map(|(_, token)| token.trim())
-                    .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "Missing bearer access token"))?;
+                    .ok_or_else(|| {
+                        ApiError::new(StatusCode::UNAUTHORIZED, "Missing bearer access token")
+                    })?;
                 Ok(Caller::Admin(self.wfs.authenticate_admin(token).await?))
             }
             Access::Key(scope) => {
-                let (Some(id), Some(secret)) = (header(parts, "x-api-key"), header(parts, "x-api-secret")) else {
-                    return Err(wfs_core::Error::Unauthenticated(wfs_core::AuthFailure::MissingCredentials).into());
+                let (Some(id), Some(secret)) =
+                    (header(parts, "x-api-key"), header(parts, "x-api-secret"))
+                else {
+                    return Err(wfs_core::Error::Unauthenticated(
+                        wfs_core::AuthFailure::MissingCredentials,
+                    )
+                    .into());
                 };
                 // Non-UTF-8 credentials cannot match any key.
                 let id = std::str::from_utf8(id).unwrap_or_default();
                 let secret = std::str::from_utf8(secret).unwrap_or_default();
                 let key = self.wfs.authenticate_key(id, secret).await?;
                 if !key.scopes.contains(scope) {
-                    return Err(ApiError::new(StatusCode::FORBIDDEN, format!("Missing required scope: {scope}")));
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        format!("Missing required scope: {scope}"),
+                    ));
                 }
                 if !key.allowed_ips.allows(self.client_ip(parts)) {
-                    return Err(ApiError::new(StatusCode::FORBIDDEN, "Address not allowed for this API key"));
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "Address not allowed for this API key",
+                    ));
                 }
                 self.record_key_use(&key);
                 Ok(Caller::Key(key))
@@ -98,7 +119,13 @@ impl Shared {
             .filter_map(|s| s.trim().parse::<IpAddr>().ok())
             .map(|ip| ip.to_canonical())
             .collect();
-        Some(forwarded.into_iter().rev().find(|ip| !trusted(ip)).unwrap_or(peer))
+        Some(
+            forwarded
+                .into_iter()
+                .rev()
+                .find(|ip| !trusted(ip))
+                .unwrap_or(peer),
+        )
     }
 
     /// Refreshes `lastUsedAt` off the request path, at most once a minute per key and
@@ -111,7 +138,9 @@ impl Shared {
         {
             let mut touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
             match touched.get(&key.key_id) {
-                Some(at) if now - *at < wfs_core::service::api_keys::LAST_USED_GRANULARITY => return,
+                Some(at) if now - *at < wfs_core::service::api_keys::LAST_USED_GRANULARITY => {
+                    return;
+                }
                 _ => {
                     touched.insert(key.key_id, now);
                 }

@@ -22,7 +22,12 @@ pub struct ApiError {
 impl ApiError {
     /// An error with a fixed status and message.
     pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { status, message: message.into(), internal: None, headers: Vec::new() }
+        Self {
+            status,
+            message: message.into(),
+            internal: None,
+            headers: Vec::new(),
+        }
     }
 
     /// 400 naming the field or parameter at fault.
@@ -95,7 +100,8 @@ impl ApiError {
         let body = self.body();
         let mut res = Response::new(ResponseBody::new(body));
         *res.status_mut() = self.status;
-        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        res.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
         for (name, value) in self.headers {
             res.headers_mut().insert(name, value);
         }
@@ -107,7 +113,9 @@ impl From<CoreError> for ApiError {
     fn from(err: CoreError) -> Self {
         match err {
             // 401: the exact texts of the spec.
-            CoreError::Unauthenticated(failure) => Self::new(StatusCode::UNAUTHORIZED, failure.message()),
+            CoreError::Unauthenticated(failure) => {
+                Self::new(StatusCode::UNAUTHORIZED, failure.message())
+            }
             // 403: scope, address, or a sign-in by a non super admin.
             CoreError::Forbidden(msg) => Self::new(StatusCode::FORBIDDEN, msg),
             // 400: names the field or parameter.
@@ -119,9 +127,13 @@ impl From<CoreError> for ApiError {
             CoreError::Idempotency(c) => Self::new(StatusCode::CONFLICT, c.message()),
             // 503: the database is away; nothing was written.
             CoreError::Unavailable(cause) => {
-                let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "Service temporarily unavailable");
+                let mut e = Self::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service temporarily unavailable",
+                );
                 e.internal = Some(cause.to_string());
-                e.headers.push((header::RETRY_AFTER, HeaderValue::from_static("1")));
+                e.headers
+                    .push((header::RETRY_AFTER, HeaderValue::from_static("1")));
                 e
             }
             CoreError::Internal(cause) => Self::internal(error_chain(&*cause)),

@@ -7,7 +7,9 @@ use std::str::FromStr;
 /// Parses a JSON body; the error names the offending field.
 pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request("Request body must be a JSON document"));
+        return Err(ApiError::bad_request(
+            "Request body must be a JSON document",
+        ));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|err| {
@@ -15,7 +17,9 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         let inner = err.into_inner();
         let text = inner.to_string();
         // Drop serde_json's "at line 1 column 9": the field path says more.
-        let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
+        let text = text
+            .rsplit_once(" at line ")
+            .map_or(text.as_str(), |(head, _)| head);
         if inner.is_syntax() || inner.is_eof() {
             ApiError::bad_request(format!("Malformed JSON in request body: {text}"))
         } else if path == "." {
@@ -29,7 +33,8 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 /// Parses an id from the path. A value that is not even a well-formed id names no
 /// record, so it answers 404 exactly as an unknown id does.
 pub(crate) fn path_id<T: FromStr>(raw: &str, kind: &'static str) -> Result<T, ApiError> {
-    raw.parse().map_err(|_| wfs_core::Error::not_found(kind).into())
+    raw.parse()
+        .map_err(|_| wfs_core::Error::not_found(kind).into())
 }
 
 /// Deserializes "present and null" as `Some(None)`, so a PATCH can clear a field.
@@ -42,7 +47,10 @@ where
 }
 
 /// Parses an ISO-8601 / RFC 3339 date-time naming the field on failure.
-pub(crate) fn date_time(field: &str, value: &str) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
+pub(crate) fn date_time(
+    field: &str,
+    value: &str,
+) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
     chrono::DateTime::parse_from_rfc3339(value.trim())
         .map(|t| t.with_timezone(&chrono::Utc))
         .map_err(|_| {

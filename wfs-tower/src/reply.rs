@@ -26,12 +26,19 @@ impl Reply {
     /// A JSON answer.
     pub(crate) fn json<T: Serialize>(status: StatusCode, value: &T) -> Result<Self, ApiError> {
         let body = serde_json::to_vec(value).map_err(ApiError::internal)?;
-        Ok(Self { status, headers: Vec::new(), body: Bytes::from(body), stored_body: None })
+        Ok(Self {
+            status,
+            headers: Vec::new(),
+            body: Bytes::from(body),
+            stored_body: None,
+        })
     }
 
     /// Stores `redacted` for replay instead of the real body.
     pub(crate) fn storing<T: Serialize>(mut self, redacted: &T) -> Result<Self, ApiError> {
-        self.stored_body = Some(Bytes::from(serde_json::to_vec(redacted).map_err(ApiError::internal)?));
+        self.stored_body = Some(Bytes::from(
+            serde_json::to_vec(redacted).map_err(ApiError::internal)?,
+        ));
         Ok(self)
     }
 
@@ -60,7 +67,12 @@ impl Reply {
             headers: stored
                 .headers
                 .into_iter()
-                .filter_map(|(n, v)| Some((HeaderName::try_from(n).ok()?, HeaderValue::try_from(v).ok()?)))
+                .filter_map(|(n, v)| {
+                    Some((
+                        HeaderName::try_from(n).ok()?,
+                        HeaderValue::try_from(v).ok()?,
+                    ))
+                })
                 .collect(),
             body: Bytes::from(stored.body),
             stored_body: None,
@@ -71,7 +83,8 @@ impl Reply {
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
         let mut res = Response::new(ResponseBody::new(self.body));
         *res.status_mut() = self.status;
-        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        res.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
         for (name, value) in self.headers {
             res.headers_mut().append(name, value);
         }
@@ -81,6 +94,10 @@ impl Reply {
 
 impl From<&ApiError> for StoredResponse {
     fn from(err: &ApiError) -> Self {
-        StoredResponse { status: err.status().as_u16(), headers: Vec::new(), body: err.body().to_vec() }
+        StoredResponse {
+            status: err.status().as_u16(),
+            headers: Vec::new(),
+            body: err.body().to_vec(),
+        }
     }
 }

@@ -54,7 +54,11 @@ impl Router {
         }
         let mut inner = matchit::Router::new();
         for (path, routes) in by_path {
-            let allow = routes.iter().map(|r| r.method.as_str()).collect::<Vec<_>>().join(", ");
+            let allow = routes
+                .iter()
+                .map(|r| r.method.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
             inner
                 .insert(path, PathEntry { routes, allow })
                 .unwrap_or_else(|e| panic!("invalid route {path}: {e}"));
@@ -63,15 +67,26 @@ impl Router {
     }
 
     /// Finds the route, or answers 404 (no such path) or 405 (path without method).
-    pub(crate) fn at<'r, 'p>(&'r self, method: &Method, path: &'p str) -> Result<Matched<'r, 'p>, ApiError> {
-        let found = self.inner.at(path).map_err(|_| ApiError::route_not_found())?;
+    pub(crate) fn at<'r, 'p>(
+        &'r self,
+        method: &Method,
+        path: &'p str,
+    ) -> Result<Matched<'r, 'p>, ApiError> {
+        let found = self
+            .inner
+            .at(path)
+            .map_err(|_| ApiError::route_not_found())?;
         let route = found
             .value
             .routes
             .iter()
             .find(|r| r.method == *method)
             .ok_or_else(|| ApiError::method_not_allowed(&found.value.allow))?;
-        Ok(Matched { route, id: found.params.get("id"), _router: std::marker::PhantomData })
+        Ok(Matched {
+            route,
+            id: found.params.get("id"),
+            _router: std::marker::PhantomData,
+        })
     }
 }
 

@@ -48,7 +48,9 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for WfsService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WfsService").field("config", &self.shared.config).finish()
+        f.debug_struct("WfsService")
+            .field("config", &self.shared.config)
+            .finish()
     }
 }
 
@@ -61,7 +63,12 @@ impl WfsService {
     /// The service with explicit transport settings.
     pub fn with_config(wfs: Wfs, config: Config) -> Self {
         Self {
-            shared: Arc::new(Shared { wfs, config, router: Router::new(), touched: Mutex::new(HashMap::new()) }),
+            shared: Arc::new(Shared {
+                wfs,
+                config,
+                router: Router::new(),
+                touched: Mutex::new(HashMap::new()),
+            }),
         }
     }
 
@@ -128,7 +135,11 @@ impl Shared {
         response
     }
 
-    async fn respond<B>(&self, req: Request<B>, key_id: &mut Option<ApiKeyId>) -> Result<Reply, ApiError>
+    async fn respond<B>(
+        &self,
+        req: Request<B>,
+        key_id: &mut Option<ApiKeyId>,
+    ) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
         B::Data: Send,
@@ -149,14 +160,20 @@ impl Shared {
                 Some(v) => Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?),
                 // Bearer routes honour a key when sent but do not require one.
                 None if matches!(caller, Caller::Key(_)) => {
-                    return Err(ApiError::bad_request("Idempotency-Key header is required on POST, PATCH and DELETE requests"));
+                    return Err(ApiError::bad_request(
+                        "Idempotency-Key header is required on POST, PATCH and DELETE requests",
+                    ));
                 }
                 None => None,
             }
         } else {
             None
         };
-        let body = if parts.method == Method::GET { Bytes::new() } else { read_body(body, route.body_limit).await? };
+        let body = if parts.method == Method::GET {
+            Bytes::new()
+        } else {
+            read_body(body, route.body_limit).await?
+        };
 
         let ctx = Ctx {
             wfs: &self.wfs,
@@ -170,9 +187,16 @@ impl Shared {
         }
         let lock = match (&idempotency_key, caller.idempotency_scope()) {
             (Some(key), Some(scope)) => {
-                let path = parts.uri.path_and_query().map_or(parts.uri.path(), |p| p.as_str());
+                let path = parts
+                    .uri
+                    .path_and_query()
+                    .map_or(parts.uri.path(), |p| p.as_str());
                 let fingerprint = Fingerprint::of(parts.method.as_str(), path, &body);
-                match self.wfs.claim_idempotency_key(&scope, key, &fingerprint).await? {
+                match self
+                    .wfs
+                    .claim_idempotency_key(&scope, key, &fingerprint)
+                    .await?
+                {
                     Claim::Replay(stored) => {
                         let mut reply = Reply::from_stored(stored);
                         reply.headers.push((
@@ -203,7 +227,12 @@ impl Shared {
     /// The handler runs inside a savepoint: when it fails with an answer worth
     /// replaying (a 4xx of its own), its partial writes are undone but the answer is
     /// still stored with the record, and both commit together.
-    async fn write(&self, op: handlers::Op, mut ctx: Ctx<'_>, lock: Option<&IdempotencyLock>) -> Result<Reply, ApiError> {
+    async fn write(
+        &self,
+        op: handlers::Op,
+        mut ctx: Ctx<'_>,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
         let Some(lock) = lock else {
             ctx.tx = Some(&tx);
@@ -217,13 +246,17 @@ impl Shared {
         match result {
             Ok(reply) => {
                 savepoint.commit().await.map_err(wfs_core::Error::from)?;
-                self.wfs.complete_idempotency_key(&*tx, lock, &reply.to_stored()).await?;
+                self.wfs
+                    .complete_idempotency_key(&*tx, lock, &reply.to_stored())
+                    .await?;
                 tx.commit().await?;
                 Ok(reply)
             }
             Err(err) if err.is_replayable() => {
                 savepoint.rollback().await.map_err(wfs_core::Error::from)?;
-                self.wfs.complete_idempotency_key(&*tx, lock, &(&err).into()).await?;
+                self.wfs
+                    .complete_idempotency_key(&*tx, lock, &(&err).into())
+                    .await?;
                 tx.commit().await?;
                 Err(err)
             }
@@ -240,9 +273,15 @@ where
 {
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+        Err(err)
+            if err
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
             Err(ApiError::payload_too_large(limit))
         }
-        Err(err) => Err(ApiError::bad_request(format!("Could not read the request body: {err}"))),
+        Err(err) => Err(ApiError::bad_request(format!(
+            "Could not read the request body: {err}"
+        ))),
     }
 }

@@ -121,7 +121,9 @@ impl IpAllowlist {
                 )));
             }
             let ip: IpAddr = entry.parse().map_err(|_| {
-                Error::invalid(format!("allowedIps[{i}]: '{entry}' is not an IPv4 or IPv6 address"))
+                Error::invalid(format!(
+                    "allowedIps[{i}]: '{entry}' is not an IPv4 or IPv6 address"
+                ))
             })?;
             let ip = ip.to_canonical();
             if !ips.contains(&ip) {
@@ -133,12 +135,21 @@ impl IpAllowlist {
 
     /// Reads the stored form (comma-separated); unparsable entries are dropped.
     pub fn from_stored(stored: &str) -> Self {
-        Self(stored.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        Self(
+            stored
+                .split(',')
+                .filter_map(|s| s.trim().parse().ok())
+                .collect(),
+        )
     }
 
     /// Storage form.
     pub fn to_stored(&self) -> String {
-        self.0.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+        self.0
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Wire form.

@@ -55,7 +55,13 @@ impl Fingerprint {
         outer.update(path_and_query.as_bytes());
         outer.update(b"\n");
         outer.update(body_hash);
-        Self(outer.finalize().iter().map(|b| format!("{b:02x}")).collect())
+        Self(
+            outer
+                .finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        )
     }
 
     /// Hex form, as stored.

@@ -124,7 +124,9 @@ impl ScopeSet {
 
 impl fmt::Debug for ScopeSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.iter().map(Scope::as_str)).finish()
+        f.debug_set()
+            .entries(self.iter().map(Scope::as_str))
+            .finish()
     }
 }
 
@@ -138,7 +140,10 @@ mod tests {
             ScopeSet::from_request(None).unwrap().names(),
             ["workforce:read", "availability:read"]
         );
-        assert_eq!(ScopeSet::from_request(Some(&[])).unwrap(), ScopeSet::DEFAULT);
+        assert_eq!(
+            ScopeSet::from_request(Some(&[])).unwrap(),
+            ScopeSet::DEFAULT
+        );
     }
 
     #[test]
@@ -158,7 +163,9 @@ mod tests {
 
     #[test]
     fn stored_form_round_trips() {
-        let set = ScopeSet::from_request(Some(&["webhooks:manage".into(), "workforce:read".into()])).unwrap();
+        let set =
+            ScopeSet::from_request(Some(&["webhooks:manage".into(), "workforce:read".into()]))
+                .unwrap();
         assert_eq!(ScopeSet::from_stored(Some(&set.to_stored())), set);
     }
 }

@@ -15,7 +15,9 @@ pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
 pub fn optional_text(field: &str, value: &str, max: usize) -> Result<String> {
     let trimmed = value.trim();
     if trimmed.chars().count() > max {
-        return Err(Error::invalid(format!("{field} must be at most {max} characters")));
+        return Err(Error::invalid(format!(
+            "{field} must be at most {max} characters"
+        )));
     }
     Ok(trimmed.to_owned())
 }
@@ -38,7 +40,9 @@ pub fn number_in(field: &str, value: f64, min: f64, max: f64) -> Result<f64> {
     if value.is_finite() && value >= min && value <= max {
         Ok(value)
     } else {
-        Err(Error::invalid(format!("{field} must be between {min} and {max}")))
+        Err(Error::invalid(format!(
+            "{field} must be between {min} and {max}"
+        )))
     }
 }
 
@@ -59,6 +63,11 @@ mod tests {
     fn text_fields_are_trimmed_and_bounded() {
         assert_eq!(required_text("t", "  x ", 5).unwrap(), "x");
         assert!(required_text("t", "   ", 5).is_err());
-        assert!(required_text("t", "abcdef", 5).unwrap_err().to_string().contains("t must"));
+        assert!(
+            required_text("t", "abcdef", 5)
+                .unwrap_err()
+                .to_string()
+                .contains("t must")
+        );
     }
 }

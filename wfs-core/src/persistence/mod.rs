@@ -38,7 +38,10 @@ pub struct StoreOptions {
 impl StoreOptions {
     /// Defaults for a URL: 16 pooled connections.
     pub fn new(database_url: impl Into<String>) -> Self {
-        Self { database_url: database_url.into(), max_connections: 16 }
+        Self {
+            database_url: database_url.into(),
+            max_connections: 16,
+        }
     }
 }
 
@@ -61,7 +64,9 @@ pub struct Store {
 
 impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store").field("backend", &self.backend()).finish()
+        f.debug_struct("Store")
+            .field("backend", &self.backend())
+            .finish()
     }
 }
 
@@ -72,14 +77,19 @@ impl Store {
         let is_sqlite = url.starts_with("sqlite:");
         let in_memory = is_sqlite && url.contains(":memory:");
         let mut opts = ConnectOptions::new(url.to_owned());
-        opts.max_connections(if in_memory { 1 } else { options.max_connections })
-            .min_connections(if in_memory { 1 } else { 0 })
-            .connect_timeout(Duration::from_secs(10))
-            .acquire_timeout(Duration::from_secs(10))
-            .sqlx_logging(false);
+        opts.max_connections(if in_memory {
+            1
+        } else {
+            options.max_connections
+        })
+        .min_connections(if in_memory { 1 } else { 0 })
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(10))
+        .sqlx_logging(false);
         if in_memory {
             // A pooled in-memory connection must never be dropped: the data goes with it.
-            opts.idle_timeout(None::<Duration>).max_lifetime(None::<Duration>);
+            opts.idle_timeout(None::<Duration>)
+                .max_lifetime(None::<Duration>);
         }
         opts.map_sqlx_sqlite_opts(|o| {
             o.journal_mode(SqliteJournalMode::Wal)
@@ -94,7 +104,9 @@ impl Store {
 
     /// Applies every pending migration; safe to run at every start.
     pub async fn migrate(&self) -> Result<()> {
-        migration::Migrator::up(&self.db, None).await.map_err(Error::from)
+        migration::Migrator::up(&self.db, None)
+            .await
+            .map_err(Error::from)
     }
 
     /// The pool, for reads.

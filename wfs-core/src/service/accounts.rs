@@ -61,7 +61,9 @@ pub fn hash_password(password: &str) -> Result<String> {
 
 /// Checks a password against a PHC string; a malformed hash never verifies.
 pub fn verify_password(password: &str, phc: &str) -> bool {
-    Argon2::default().verify_password(password.as_bytes(), phc).is_ok()
+    Argon2::default()
+        .verify_password(password.as_bytes(), phc)
+        .is_ok()
 }
 
 /// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
@@ -75,7 +77,9 @@ pub fn normalize_email(field: &str, email: &str) -> Result<String> {
     if valid {
         Ok(email.to_lowercase())
     } else {
-        Err(Error::invalid(format!("{field} must be a valid email address")))
+        Err(Error::invalid(format!(
+            "{field} must be a valid email address"
+        )))
     }
 }
 
@@ -99,7 +103,8 @@ impl Wfs {
         if input.password.chars().count() < 8 {
             return Err(Error::invalid("password must be at least 8 characters"));
         }
-        let first_name = crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;
+        let first_name =
+            crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;
         let last_name = crate::domain::validate::optional_text("lastName", &input.last_name, 100)?;
         let password_hash = hash_password(&input.password)?;
         let now = self.now();
@@ -151,7 +156,11 @@ impl Wfs {
         .insert(conn)
         .await?;
 
-        Ok(CreatedCompany { company_id, user_id, membership_id })
+        Ok(CreatedCompany {
+            company_id,
+            user_id,
+            membership_id,
+        })
     }
 }
 
@@ -161,8 +170,19 @@ mod tests {
 
     #[test]
     fn emails_are_lower_cased_and_checked() {
-        assert_eq!(normalize_email("e", " Ada@Example.COM ").unwrap(), "ada@example.com");
-        for bad in ["", "ada", "ada@", "@x.io", "a b@x.io", "ada@localhost", "a@x.io."] {
+        assert_eq!(
+            normalize_email("e", " Ada@Example.COM ").unwrap(),
+            "ada@example.com"
+        );
+        for bad in [
+            "",
+            "ada",
+            "ada@",
+            "@x.io",
+            "a b@x.io",
+            "ada@localhost",
+            "a@x.io.",
+        ] {
             assert!(normalize_email("e", bad).is_err(), "{bad}");
         }
     }

@@ -128,7 +128,9 @@ impl Wfs {
         let invalid = Error::Unauthenticated(AuthFailure::InvalidCredentials);
         // Hash before the lookup so unknown ids and wrong secrets cost the same.
         let presented = SecretHash::of(secret);
-        if !client_id.starts_with(crate::domain::credentials::CLIENT_ID_PREFIX) || client_id.len() > 128 {
+        if !client_id.starts_with(crate::domain::credentials::CLIENT_ID_PREFIX)
+            || client_id.len() > 128
+        {
             return Err(invalid);
         }
         let Some(key) = api_key::Entity::find()
@@ -232,7 +234,12 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        Ok(IssuedKey { id, client_id, client_secret: secret, scopes })
+        Ok(IssuedKey {
+            id,
+            client_id,
+            client_secret: secret,
+            scopes,
+        })
     }
 
     /// Creates a key with no stored scopes, as keys made before scopes existed were.
@@ -243,15 +250,33 @@ impl Wfs {
         company: CompanyId,
         name: &str,
     ) -> Result<IssuedKey> {
-        let admin = AdminPrincipal { user_id: crate::ids::UserId(uuid::Uuid::nil()), company_id: company };
-        let issued = self.create_api_key(conn, admin, NewApiKey { name: name.into(), ..Default::default() }).await?;
+        let admin = AdminPrincipal {
+            user_id: crate::ids::UserId(uuid::Uuid::nil()),
+            company_id: company,
+        };
+        let issued = self
+            .create_api_key(
+                conn,
+                admin,
+                NewApiKey {
+                    name: name.into(),
+                    ..Default::default()
+                },
+            )
+            .await?;
         api_key::Entity::update_many()
             .col_expr(api_key::Column::Scopes, Expr::value(Option::<String>::None))
-            .col_expr(api_key::Column::CreatedBy, Expr::value(Option::<uuid::Uuid>::None))
+            .col_expr(
+                api_key::Column::CreatedBy,
+                Expr::value(Option::<uuid::Uuid>::None),
+            )
             .filter(api_key::Column::Id.eq(issued.id.0))
             .exec(conn)
             .await?;
-        Ok(IssuedKey { scopes: ScopeSet::LEGACY, ..issued })
+        Ok(IssuedKey {
+            scopes: ScopeSet::LEGACY,
+            ..issued
+        })
     }
 
     async fn find_company_key(
@@ -291,7 +316,12 @@ impl Wfs {
         active.secret_hash = Set(secret.hash().to_hex());
         active.updated_at = Set(self.now());
         active.update(conn).await?;
-        Ok(IssuedKey { id, client_id, client_secret: secret, scopes })
+        Ok(IssuedKey {
+            id,
+            client_id,
+            client_secret: secret,
+            scopes,
+        })
     }
 
     /// Revokes a key permanently; every later request with it answers 401.

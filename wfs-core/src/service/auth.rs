@@ -111,7 +111,10 @@ impl Wfs {
             .filter(
                 sea_orm::Condition::any()
                     .add(user::Column::Email.eq(login.as_str()))
-                    .add(ExprTrait::eq(Expr::expr(Func::lower(Expr::col(user::Column::UserName))), login.as_str())),
+                    .add(ExprTrait::eq(
+                        Expr::expr(Func::lower(Expr::col(user::Column::UserName))),
+                        login.as_str(),
+                    )),
             )
             .one(self.store().conn())
             .await?;
@@ -144,9 +147,16 @@ impl Wfs {
             .all(self.store().conn())
             .await?
             .into_iter()
-            .map(|(id, name, privilege)| CompanyAccess { id: id.into(), name, privilege })
+            .map(|(id, name, privilege)| CompanyAccess {
+                id: id.into(),
+                name,
+                privilege,
+            })
             .collect();
-        let Some(active) = companies.iter().find(|c| c.privilege == privilege::SUPER_ADMIN).cloned()
+        let Some(active) = companies
+            .iter()
+            .find(|c| c.privilege == privilege::SUPER_ADMIN)
+            .cloned()
         else {
             return Err(Error::Forbidden(
                 "Only a company super admin can sign in to the developer portal".into(),
@@ -160,8 +170,12 @@ impl Wfs {
             iat: now.timestamp(),
             exp: (now + TOKEN_TTL).timestamp(),
         };
-        let access_token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.tokens().encoding)
-            .map_err(Error::internal)?;
+        let access_token = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &self.tokens().encoding,
+        )
+        .map_err(Error::internal)?;
         Ok(SignedIn {
             access_token,
             user_id: user.id.into(),
@@ -202,7 +216,10 @@ impl Wfs {
         if !entitled {
             return Err(invalid());
         }
-        Ok(AdminPrincipal { user_id: claims.sub.into(), company_id: claims.cid.into() })
+        Ok(AdminPrincipal {
+            user_id: claims.sub.into(),
+            company_id: claims.cid.into(),
+        })
     }
 }
 

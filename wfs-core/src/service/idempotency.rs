@@ -65,7 +65,12 @@ impl Wfs {
     /// # Errors
     /// [`Error::Idempotency`] when the key was used for a different request or its
     /// original is still running.
-    pub async fn claim_idempotency_key(&self, scope: &str, key: &IdempotencyKey, fp: &Fingerprint) -> Result<Claim> {
+    pub async fn claim_idempotency_key(
+        &self,
+        scope: &str,
+        key: &IdempotencyKey,
+        fp: &Fingerprint,
+    ) -> Result<Claim> {
         // Each pass either decides or removes an obstacle someone else may race us on.
         for _ in 0..4 {
             let now = self.now();
@@ -90,11 +95,16 @@ impl Wfs {
                 == 1;
             if inserted {
                 tx.commit().await?;
-                return Ok(Claim::Acquired(IdempotencyLock { scope: scope.into(), key: key.as_str().into(), token }));
+                return Ok(Claim::Acquired(IdempotencyLock {
+                    scope: scope.into(),
+                    key: key.as_str().into(),
+                    token,
+                }));
             }
-            let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
-                .one(&*tx)
-                .await?
+            let Some(existing) =
+                record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
+                    .one(&*tx)
+                    .await?
             else {
                 continue;
             };
@@ -131,7 +141,11 @@ impl Wfs {
                 == 1;
             if taken {
                 tx.commit().await?;
-                return Ok(Claim::Acquired(IdempotencyLock { scope: scope.into(), key: key.as_str().into(), token }));
+                return Ok(Claim::Acquired(IdempotencyLock {
+                    scope: scope.into(),
+                    key: key.as_str().into(),
+                    token,
+                }));
             }
         }
         Err(Error::Idempotency(IdempotencyConflict::InProgress))
@@ -151,7 +165,10 @@ impl Wfs {
         let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
         let done = record::Entity::update_many()
             .col_expr(record::Column::State, COMPLETED.into())
-            .col_expr(record::Column::ResponseStatus, i32::from(response.status).into())
+            .col_expr(
+                record::Column::ResponseStatus,
+                i32::from(response.status).into(),
+            )
             .col_expr(record::Column::ResponseHeaders, headers.into())
             .col_expr(record::Column::ResponseBody, response.body.clone().into())
             .filter(record::Column::Scope.eq(lock.scope.as_str()))
@@ -204,5 +221,9 @@ fn stored_response(m: record::Model) -> Result<StoredResponse> {
         Some(h) => serde_json::from_str(&h).map_err(Error::internal)?,
         None => Vec::new(),
     };
-    Ok(StoredResponse { status, headers, body: m.response_body.unwrap_or_default() })
+    Ok(StoredResponse {
+        status,
+        headers,
+        body: m.response_body.unwrap_or_default(),
+    })
 }

@@ -7,7 +7,8 @@ use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::entity::job_role;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
+    Set,
 };
 
 /// A job role as the API shows it.
@@ -23,7 +24,11 @@ pub struct JobRole {
 
 impl From<job_role::Model> for JobRole {
     fn from(m: job_role::Model) -> Self {
-        Self { id: m.id.into(), title: m.title, weekly_hours: m.weekly_hours }
+        Self {
+            id: m.id.into(),
+            title: m.title,
+            weekly_hours: m.weekly_hours,
+        }
     }
 }
 
@@ -95,7 +100,10 @@ impl Wfs {
         Ok(job_role::Entity::find()
             .filter(job_role::Column::CompanyId.eq(company.0))
             .filter(job_role::Column::DeletedAt.is_null())
-            .order_by(Expr::expr(Func::lower(Expr::col(job_role::Column::Title))), Order::Asc)
+            .order_by(
+                Expr::expr(Func::lower(Expr::col(job_role::Column::Title))),
+                Order::Asc,
+            )
             .order_by_asc(job_role::Column::Title)
             .order_by_asc(job_role::Column::Id)
             .all(self.store().conn())
@@ -109,7 +117,12 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for unknown, deleted or other companies' roles.
-    pub async fn find_job_role(&self, conn: &impl ConnectionTrait, company: CompanyId, id: JobRoleId) -> Result<JobRole> {
+    pub async fn find_job_role(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: JobRoleId,
+    ) -> Result<JobRole> {
         Ok(find_live(conn, company, id).await?.into())
     }
 
@@ -129,8 +142,14 @@ impl Wfs {
             company_id: Set(company.0),
             title: Set(required_text("title", &input.title, 200)?),
             weekly_hours: Set(input.weekly_hours.map(weekly_hours).transpose()?),
-            description: Set(input.desc.map(|d| optional_text("desc", &d, 2000)).transpose()?),
-            hexcode: Set(input.hexcode.map(|h| hex_color("hexcode", &h)).transpose()?),
+            description: Set(input
+                .desc
+                .map(|d| optional_text("desc", &d, 2000))
+                .transpose()?),
+            hexcode: Set(input
+                .hexcode
+                .map(|h| hex_color("hexcode", &h))
+                .transpose()?),
             symbol: Set(input.symbol.map(|s| symbol(&s)).transpose()?),
             daily_required: Set(input.daily_required.map(daily_required).transpose()?),
             deleted_at: Set(None),
@@ -153,15 +172,35 @@ impl Wfs {
         patch: JobRolePatch,
     ) -> Result<JobRole> {
         if patch.is_empty() {
-            return Err(Error::invalid("the request body must contain at least one field to update"));
+            return Err(Error::invalid(
+                "the request body must contain at least one field to update",
+            ));
         }
         // Validate everything before touching the store.
-        let title = patch.title.map(|t| required_text("title", &t, 200)).transpose()?;
-        let weekly = patch.weekly_hours.map(|v| v.map(weekly_hours).transpose()).transpose()?;
-        let desc = patch.desc.map(|v| v.map(|d| optional_text("desc", &d, 2000)).transpose()).transpose()?;
-        let hexcode = patch.hexcode.map(|v| v.map(|h| hex_color("hexcode", &h)).transpose()).transpose()?;
-        let sym = patch.symbol.map(|v| v.map(|s| symbol(&s)).transpose()).transpose()?;
-        let daily = patch.daily_required.map(|v| v.map(daily_required).transpose()).transpose()?;
+        let title = patch
+            .title
+            .map(|t| required_text("title", &t, 200))
+            .transpose()?;
+        let weekly = patch
+            .weekly_hours
+            .map(|v| v.map(weekly_hours).transpose())
+            .transpose()?;
+        let desc = patch
+            .desc
+            .map(|v| v.map(|d| optional_text("desc", &d, 2000)).transpose())
+            .transpose()?;
+        let hexcode = patch
+            .hexcode
+            .map(|v| v.map(|h| hex_color("hexcode", &h)).transpose())
+            .transpose()?;
+        let sym = patch
+            .symbol
+            .map(|v| v.map(|s| symbol(&s)).transpose())
+            .transpose()?;
+        let daily = patch
+            .daily_required
+            .map(|v| v.map(daily_required).transpose())
+            .transpose()?;
 
         let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
         if let Some(v) = title {
@@ -190,7 +229,12 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown, already deleted or other company's role.
-    pub async fn delete_job_role(&self, conn: &impl ConnectionTrait, company: CompanyId, id: JobRoleId) -> Result<()> {
+    pub async fn delete_job_role(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: JobRoleId,
+    ) -> Result<()> {
         let now = self.now();
         let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
         active.deleted_at = Set(Some(now));
@@ -200,7 +244,11 @@ impl Wfs {
     }
 }
 
-async fn find_live(conn: &impl ConnectionTrait, company: CompanyId, id: JobRoleId) -> Result<job_role::Model> {
+async fn find_live(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    id: JobRoleId,
+) -> Result<job_role::Model> {
     job_role::Entity::find_by_id(id.0)
         .filter(job_role::Column::CompanyId.eq(company.0))
         .filter(job_role::Column::DeletedAt.is_null())

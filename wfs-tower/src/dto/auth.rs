@@ -44,7 +44,11 @@ struct CompanyItem {
 
 impl From<CompanyAccess> for CompanyItem {
     fn from(c: CompanyAccess) -> Self {
-        Self { id: c.id.to_string(), name: c.name, privilege: c.privilege }
+        Self {
+            id: c.id.to_string(),
+            name: c.name,
+            privilege: c.privilege,
+        }
     }
 }
 
@@ -59,7 +63,10 @@ impl From<SignedIn> for SignInResponse {
                 email: s.email,
                 must_change_password: s.must_change_password,
             },
-            active_company: CompanyRef { id: s.active_company.id.to_string(), name: s.active_company.name },
+            active_company: CompanyRef {
+                id: s.active_company.id.to_string(),
+                name: s.active_company.name,
+            },
             companies: s.companies.into_iter().map(CompanyItem::from).collect(),
         }
     }
@@ -121,7 +128,12 @@ impl IssuedKeyResponse {
     /// The same answer without the secret: what an idempotent replay returns, since
     /// the secret is never stored anywhere.
     pub(crate) fn redacted(&self) -> Self {
-        Self { id: self.id.clone(), client_id: self.client_id.clone(), client_secret: None, scopes: self.scopes.clone() }
+        Self {
+            id: self.id.clone(),
+            client_id: self.client_id.clone(),
+            client_secret: None,
+            scopes: self.scopes.clone(),
+        }
     }
 }
 

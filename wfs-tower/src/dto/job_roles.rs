@@ -13,7 +13,11 @@ pub(crate) struct JobRoleResponse {
 
 impl From<JobRole> for JobRoleResponse {
     fn from(r: JobRole) -> Self {
-        Self { id: r.id.to_string(), title: r.title, weekly_hours: r.weekly_hours }
+        Self {
+            id: r.id.to_string(),
+            title: r.title,
+            weekly_hours: r.weekly_hours,
+        }
     }
 }
 

@@ -12,11 +12,41 @@ use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;
 
 pub(crate) static ROUTES: [Route; 5] = [
-    Route { op: Op::SignIn, method: Method::POST, path: "/external/v1/auth/signin", access: Access::Public, body_limit: BODY_LIMIT },
-    Route { op: Op::ListApiKeys, method: Method::GET, path: "/external/v1/auth/keys", access: Access::Admin, body_limit: BODY_LIMIT },
-    Route { op: Op::CreateApiKey, method: Method::POST, path: "/external/v1/auth/keys", access: Access::Admin, body_limit: BODY_LIMIT },
-    Route { op: Op::RotateApiKey, method: Method::POST, path: "/external/v1/auth/keys/{id}/rotate", access: Access::Admin, body_limit: BODY_LIMIT },
-    Route { op: Op::RevokeApiKey, method: Method::POST, path: "/external/v1/auth/keys/{id}/revoke", access: Access::Admin, body_limit: BODY_LIMIT },
+    Route {
+        op: Op::SignIn,
+        method: Method::POST,
+        path: "/external/v1/auth/signin",
+        access: Access::Public,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::ListApiKeys,
+        method: Method::GET,
+        path: "/external/v1/auth/keys",
+        access: Access::Admin,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::CreateApiKey,
+        method: Method::POST,
+        path: "/external/v1/auth/keys",
+        access: Access::Admin,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::RotateApiKey,
+        method: Method::POST,
+        path: "/external/v1/auth/keys/{id}/rotate",
+        access: Access::Admin,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::RevokeApiKey,
+        method: Method::POST,
+        path: "/external/v1/auth/keys/{id}/revoke",
+        access: Access::Admin,
+        body_limit: BODY_LIMIT,
+    },
 ];
 
 pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -33,30 +63,48 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 
 pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let keys = ctx.wfs.list_api_keys(ctx.admin()?).await?;
-    Reply::json(StatusCode::OK, &keys.into_iter().map(ApiKeyItem::from).collect::<Vec<_>>())
+    Reply::json(
+        StatusCode::OK,
+        &keys.into_iter().map(ApiKeyItem::from).collect::<Vec<_>>(),
+    )
 }
 
 pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: CreateApiKeyRequest = json(ctx.body)?;
-    let expires_at = req.expires_at.as_deref().map(|v| date_time("expiresAt", v)).transpose()?;
+    let expires_at = req
+        .expires_at
+        .as_deref()
+        .map(|v| date_time("expiresAt", v))
+        .transpose()?;
     let input = NewApiKey {
         name: req.name,
         scopes: req.scopes,
         allowed_ips: req.allowed_ips.unwrap_or_default(),
         expires_at,
     };
-    let issued = IssuedKeyResponse::from(ctx.wfs.create_api_key(ctx.tx()?, ctx.admin()?, input).await?);
+    let issued = IssuedKeyResponse::from(
+        ctx.wfs
+            .create_api_key(ctx.tx()?, ctx.admin()?, input)
+            .await?,
+    );
     Reply::json(StatusCode::CREATED, &issued)?.storing(&issued.redacted())
 }
 
 pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
-    let issued = IssuedKeyResponse::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
+    let issued =
+        IssuedKeyResponse::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
     Reply::json(StatusCode::OK, &issued)?.storing(&issued.redacted())
 }
 
 pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
     let revoked = ctx.wfs.revoke_api_key(ctx.tx()?, ctx.admin()?, id).await?;
-    Reply::json(StatusCode::OK, &RevokedKeyResponse { id: revoked.id.to_string(), status: revoked.status.as_str() })
+    Reply::json(
+        StatusCode::OK,
+        &RevokedKeyResponse {
+            id: revoked.id.to_string(),
+            status: revoked.status.as_str(),
+        },
+    )
 }

@@ -15,32 +15,70 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
 pub(crate) static ROUTES: [Route; 4] = [
-    Route { op: Op::ListJobRoles, method: Method::GET, path: "/external/v1/job-roles", access: READ, body_limit: BODY_LIMIT },
-    Route { op: Op::CreateJobRole, method: Method::POST, path: "/external/v1/job-roles", access: WRITE, body_limit: BODY_LIMIT },
-    Route { op: Op::UpdateJobRole, method: Method::PATCH, path: "/external/v1/job-roles/{id}", access: WRITE, body_limit: BODY_LIMIT },
-    Route { op: Op::DeleteJobRole, method: Method::DELETE, path: "/external/v1/job-roles/{id}", access: WRITE, body_limit: BODY_LIMIT },
+    Route {
+        op: Op::ListJobRoles,
+        method: Method::GET,
+        path: "/external/v1/job-roles",
+        access: READ,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::CreateJobRole,
+        method: Method::POST,
+        path: "/external/v1/job-roles",
+        access: WRITE,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::UpdateJobRole,
+        method: Method::PATCH,
+        path: "/external/v1/job-roles/{id}",
+        access: WRITE,
+        body_limit: BODY_LIMIT,
+    },
+    Route {
+        op: Op::DeleteJobRole,
+        method: Method::DELETE,
+        path: "/external/v1/job-roles/{id}",
+        access: WRITE,
+        body_limit: BODY_LIMIT,
+    },
 ];
 
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
-    Reply::json(StatusCode::OK, &roles.into_iter().map(JobRoleResponse::from).collect::<Vec<_>>())
+    Reply::json(
+        StatusCode::OK,
+        &roles
+            .into_iter()
+            .map(JobRoleResponse::from)
+            .collect::<Vec<_>>(),
+    )
 }
 
 pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: CreateJobRoleRequest = json(ctx.body)?;
-    let role = ctx.wfs.create_job_role(ctx.tx()?, ctx.key()?.company_id, req.into()).await?;
+    let role = ctx
+        .wfs
+        .create_job_role(ctx.tx()?, ctx.key()?.company_id, req.into())
+        .await?;
     Reply::json(StatusCode::CREATED, &JobRoleResponse::from(role))
 }
 
 pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
     let patch = json::<UpdateJobRoleRequest>(ctx.body)?.into_patch()?;
-    let role = ctx.wfs.update_job_role(ctx.tx()?, ctx.key()?.company_id, id, patch).await?;
+    let role = ctx
+        .wfs
+        .update_job_role(ctx.tx()?, ctx.key()?.company_id, id, patch)
+        .await?;
     Reply::json(StatusCode::OK, &JobRoleResponse::from(role))
 }
 
 pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
-    ctx.wfs.delete_job_role(ctx.tx()?, ctx.key()?.company_id, id).await?;
+    ctx.wfs
+        .delete_job_role(ctx.tx()?, ctx.key()?.company_id, id)
+        .await?;
     Reply::message("Job role deleted")
 }

@@ -55,7 +55,8 @@ impl Ctx<'_> {
     }
 
     pub(crate) fn tx(&self) -> Result<&DatabaseTransaction, ApiError> {
-        self.tx.ok_or_else(|| ApiError::internal("write route ran without a transaction"))
+        self.tx
+            .ok_or_else(|| ApiError::internal("write route ran without a transaction"))
     }
 
     pub(crate) fn id(&self) -> &str {

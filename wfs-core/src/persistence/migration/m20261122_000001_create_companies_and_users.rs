@@ -38,11 +38,29 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(Companies::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(Companies::Id).uuid().not_null().primary_key())
+                    .col(
+                        ColumnDef::new(Companies::Id)
+                            .uuid()
+                            .not_null()
+                            .primary_key(),
+                    )
                     .col(ColumnDef::new(Companies::Name).text().not_null())
-                    .col(ColumnDef::new(Companies::ResourceVersion).big_integer().not_null().default(0))
-                    .col(ColumnDef::new(Companies::ResourceUpdatedAt).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(Companies::CreatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(Companies::ResourceVersion)
+                            .big_integer()
+                            .not_null()
+                            .default(0),
+                    )
+                    .col(
+                        ColumnDef::new(Companies::ResourceUpdatedAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(Companies::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .to_owned(),
             )
             .await?;
@@ -60,9 +78,22 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Users::Gender).text().null())
                     .col(ColumnDef::new(Users::CountryId).text().null())
                     .col(ColumnDef::new(Users::PasswordHash).text().null())
-                    .col(ColumnDef::new(Users::MustChangePassword).boolean().not_null().default(false))
-                    .col(ColumnDef::new(Users::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Users::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(Users::MustChangePassword)
+                            .boolean()
+                            .not_null()
+                            .default(false),
+                    )
+                    .col(
+                        ColumnDef::new(Users::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Users::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .to_owned(),
             )
             .await?;
@@ -77,7 +108,11 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(Users::Table).to_owned()).await?;
-        manager.drop_table(Table::drop().table(Companies::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(Users::Table).to_owned())
+            .await?;
+        manager
+            .drop_table(Table::drop().table(Companies::Table).to_owned())
+            .await
     }
 }

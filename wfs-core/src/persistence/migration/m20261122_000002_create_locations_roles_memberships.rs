@@ -69,7 +69,12 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(Locations::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(Locations::Id).uuid().not_null().primary_key())
+                    .col(
+                        ColumnDef::new(Locations::Id)
+                            .uuid()
+                            .not_null()
+                            .primary_key(),
+                    )
                     .col(ColumnDef::new(Locations::CompanyId).uuid().not_null())
                     .col(ColumnDef::new(Locations::Name).text().not_null())
                     .col(ColumnDef::new(Locations::Address).text().null())
@@ -81,9 +86,22 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Locations::Symbol).text().not_null())
                     .col(ColumnDef::new(Locations::Latitude).double().null())
                     .col(ColumnDef::new(Locations::Longitude).double().null())
-                    .col(ColumnDef::new(Locations::LocationDetectionEnabled).boolean().not_null().default(false))
-                    .col(ColumnDef::new(Locations::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Locations::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(Locations::LocationDetectionEnabled)
+                            .boolean()
+                            .not_null()
+                            .default(false),
+                    )
+                    .col(
+                        ColumnDef::new(Locations::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Locations::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(Locations::Table, Locations::CompanyId))
                     .to_owned(),
             )
@@ -112,9 +130,21 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(JobRoles::Hexcode).text().null())
                     .col(ColumnDef::new(JobRoles::Symbol).text().null())
                     .col(ColumnDef::new(JobRoles::DailyRequired).integer().null())
-                    .col(ColumnDef::new(JobRoles::DeletedAt).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(JobRoles::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(JobRoles::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(JobRoles::DeletedAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(JobRoles::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(JobRoles::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(JobRoles::Table, JobRoles::CompanyId))
                     .to_owned(),
             )
@@ -136,16 +166,41 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(Memberships::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(Memberships::Id).uuid().not_null().primary_key())
+                    .col(
+                        ColumnDef::new(Memberships::Id)
+                            .uuid()
+                            .not_null()
+                            .primary_key(),
+                    )
                     .col(ColumnDef::new(Memberships::CompanyId).uuid().not_null())
                     .col(ColumnDef::new(Memberships::UserId).uuid().not_null())
                     .col(ColumnDef::new(Memberships::BranchId).uuid().null())
                     .col(ColumnDef::new(Memberships::JobRoleId).uuid().null())
-                    .col(ColumnDef::new(Memberships::Privilege).small_integer().not_null())
-                    .col(ColumnDef::new(Memberships::Status).small_integer().not_null())
-                    .col(ColumnDef::new(Memberships::ResourceVersion).big_integer().not_null())
-                    .col(ColumnDef::new(Memberships::UpdatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Memberships::CreatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(Memberships::Privilege)
+                            .small_integer()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Memberships::Status)
+                            .small_integer()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Memberships::ResourceVersion)
+                            .big_integer()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Memberships::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Memberships::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(Memberships::Table, Memberships::CompanyId))
                     .foreign_key(
                         ForeignKey::create()
@@ -207,8 +262,14 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(Memberships::Table).to_owned()).await?;
-        manager.drop_table(Table::drop().table(JobRoles::Table).to_owned()).await?;
-        manager.drop_table(Table::drop().table(Locations::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(Memberships::Table).to_owned())
+            .await?;
+        manager
+            .drop_table(Table::drop().table(JobRoles::Table).to_owned())
+            .await?;
+        manager
+            .drop_table(Table::drop().table(Locations::Table).to_owned())
+            .await
     }
 }

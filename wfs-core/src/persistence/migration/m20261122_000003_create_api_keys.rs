@@ -35,15 +35,45 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(ApiKeys::CreatedBy).uuid().null())
                     .col(ColumnDef::new(ApiKeys::Name).text().not_null())
                     // Unique: authentication is one indexed lookup by client id.
-                    .col(ColumnDef::new(ApiKeys::ClientId).text().not_null().unique_key())
+                    .col(
+                        ColumnDef::new(ApiKeys::ClientId)
+                            .text()
+                            .not_null()
+                            .unique_key(),
+                    )
                     .col(ColumnDef::new(ApiKeys::SecretHash).text().not_null())
                     .col(ColumnDef::new(ApiKeys::Scopes).text().null())
-                    .col(ColumnDef::new(ApiKeys::AllowedIps).text().not_null().default(""))
-                    .col(ColumnDef::new(ApiKeys::ExpiresAt).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(ApiKeys::RevokedAt).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(ApiKeys::LastUsedAt).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(ApiKeys::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(ApiKeys::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(ApiKeys::AllowedIps)
+                            .text()
+                            .not_null()
+                            .default(""),
+                    )
+                    .col(
+                        ColumnDef::new(ApiKeys::ExpiresAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(ApiKeys::RevokedAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(ApiKeys::LastUsedAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(ApiKeys::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(ApiKeys::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(ApiKeys::Table, ApiKeys::CompanyId))
                     .to_owned(),
             )
@@ -62,6 +92,8 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(ApiKeys::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(ApiKeys::Table).to_owned())
+            .await
     }
 }

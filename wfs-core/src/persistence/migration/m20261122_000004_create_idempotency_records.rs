@@ -28,14 +28,42 @@ impl MigrationTrait for Migration {
                     .if_not_exists()
                     .col(ColumnDef::new(IdempotencyRecords::Scope).text().not_null())
                     .col(ColumnDef::new(IdempotencyRecords::Key).text().not_null())
-                    .col(ColumnDef::new(IdempotencyRecords::Fingerprint).text().not_null())
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::Fingerprint)
+                            .text()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(IdempotencyRecords::State).text().not_null())
-                    .col(ColumnDef::new(IdempotencyRecords::LockToken).uuid().not_null())
-                    .col(ColumnDef::new(IdempotencyRecords::LockedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(IdempotencyRecords::ResponseStatus).integer().null())
-                    .col(ColumnDef::new(IdempotencyRecords::ResponseHeaders).text().null())
-                    .col(ColumnDef::new(IdempotencyRecords::ResponseBody).blob().null())
-                    .col(ColumnDef::new(IdempotencyRecords::CreatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::LockToken)
+                            .uuid()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::LockedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::ResponseStatus)
+                            .integer()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::ResponseHeaders)
+                            .text()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::ResponseBody)
+                            .blob()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(IdempotencyRecords::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .primary_key(
                         Index::create()
                             .col(IdempotencyRecords::Scope)
@@ -58,6 +86,8 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager.drop_table(Table::drop().table(IdempotencyRecords::Table).to_owned()).await
+        manager
+            .drop_table(Table::drop().table(IdempotencyRecords::Table).to_owned())
+            .await
     }
 }
