@@ -61,3 +61,17 @@ async fn error_and_success_bodies_are_json() {
         .await;
     assert_eq!(err.header("content-type"), Some("application/json"));
 }
+
+#[tokio::test]
+async fn a_lost_database_answers_503_in_the_error_shape() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+
+    app.wfs.store().clone().close().await.unwrap();
+
+    let read = app.get(&key, "/external/v1/job-roles").await;
+    read.assert_status(503);
+    assert!(!read.error_message().is_empty());
+    assert_eq!(read.header("retry-after"), Some("1"));
+}

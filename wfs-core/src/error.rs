@@ -117,11 +117,22 @@ impl Error {
 
 impl From<sea_orm::DbErr> for Error {
     fn from(err: sea_orm::DbErr) -> Self {
-        use sea_orm::DbErr;
-        match err {
-            DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => Self::Unavailable(err),
-            other => Self::Internal(Box::new(other)),
-        }
+        if is_unavailable(&err) { Self::Unavailable(err) } else { Self::Internal(Box::new(err)) }
+    }
+}
+
+/// Whether the database itself is away (pool exhausted or closed, connection lost),
+/// as opposed to a statement failing: the former is a 503 worth retrying.
+fn is_unavailable(err: &sea_orm::DbErr) -> bool {
+    use sea_orm::sqlx::Error as Sqlx;
+    use sea_orm::{DbErr, RuntimeErr};
+    match err {
+        DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => true,
+        DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => matches!(
+            &**e,
+            Sqlx::Io(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed | Sqlx::Tls(_)
+        ),
+        _ => false,
     }
 }
 
