@@ -117,7 +117,11 @@ impl Error {
 
 impl From<sea_orm::DbErr> for Error {
     fn from(err: sea_orm::DbErr) -> Self {
-        if is_unavailable(&err) { Self::Unavailable(err) } else { Self::Internal(Box::new(err)) }
+        if is_unavailable(&err) {
+            Self::Unavailable(err)
+        } else {
+            Self::Internal(Box::new(err))
+        }
     }
 }
 
@@ -130,7 +134,11 @@ fn is_unavailable(err: &sea_orm::DbErr) -> bool {
         DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => true,
         DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => matches!(
             &**e,
-            Sqlx::Io(_) | Sqlx::PoolTimedOut | Sqlx::PoolClosed | Sqlx::WorkerCrashed | Sqlx::Tls(_)
+            Sqlx::Io(_)
+                | Sqlx::PoolTimedOut
+                | Sqlx::PoolClosed
+                | Sqlx::WorkerCrashed
+                | Sqlx::Tls(_)
         ),
         _ => false,
     }

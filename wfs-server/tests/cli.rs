@@ -14,8 +14,23 @@ fn sqlite_url(dir: &tempfile::TempDir) -> String {
 
 fn create_admin(url: &str, email: &str) -> std::process::Output {
     Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", email, "--password", "correct-horse"])
-        .args(["--first-name", "Ada", "--last-name", "Lovelace", "--database-url", url])
+        .args([
+            "create-admin",
+            "--company",
+            "Acme Care",
+            "--email",
+            email,
+            "--password",
+            "correct-horse",
+        ])
+        .args([
+            "--first-name",
+            "Ada",
+            "--last-name",
+            "Lovelace",
+            "--database-url",
+            url,
+        ])
         .output()
         .unwrap()
 }
@@ -34,7 +49,10 @@ fn serve(url: &str, extra_env: &[(&str, &str)]) -> (Child, String) {
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     let addr = loop {
-        let line = lines.next().expect("server exited before listening").unwrap();
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
         if let Some(rest) = line.split("address=").nth(1) {
             break rest.split_whitespace().next().unwrap().to_owned();
         }
@@ -48,7 +66,11 @@ fn serve(url: &str, extra_env: &[(&str, &str)]) -> (Child, String) {
 fn create_admin_prints_the_company_and_user_ids_as_one_json_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = create_admin(&sqlite_url(&dir), "ada@acme.test");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 1);
     let json: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -64,7 +86,15 @@ fn create_admin_prints_the_company_and_user_ids_as_one_json_line() {
 fn serve_refuses_a_jwt_secret_shorter_than_32_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--jwt-secret", "too-short", "--database-url", &sqlite_url(&dir)])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--jwt-secret",
+            "too-short",
+            "--database-url",
+            &sqlite_url(&dir),
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -79,7 +109,11 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     let (mut child, addr) = serve(&url, &[]);
     let http = reqwest::Client::new();
 
-    let health = http.get(format!("http://{addr}/healthz")).send().await.unwrap();
+    let health = http
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(health.status(), 200);
 
     let signin = http
@@ -89,7 +123,10 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(signin.status(), 200);
-    let token = signin.json::<serde_json::Value>().await.unwrap()["accessToken"].as_str().unwrap().to_owned();
+    let token = signin.json::<serde_json::Value>().await.unwrap()["accessToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let key: serde_json::Value = http
         .post(format!("http://{addr}/external/v1/auth/keys"))
         .bearer_auth(&token)
@@ -111,13 +148,22 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     assert_eq!(roles.status(), 200);
 
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let mut waited = Duration::ZERO;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(waited < Duration::from_secs(20), "server did not stop on SIGTERM");
+        assert!(
+            waited < Duration::from_secs(20),
+            "server did not stop on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(50));
         waited += Duration::from_millis(50);
     };

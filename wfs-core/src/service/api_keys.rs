@@ -17,7 +17,8 @@ use crate::principal::{AdminPrincipal, KeyPrincipal};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 
 /// How often `lastUsedAt` is refreshed at most.
@@ -94,6 +95,18 @@ pub struct NewApiKey {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+/// The columns authentication reads.
+type AuthRow = (
+    uuid::Uuid,
+    uuid::Uuid,
+    String,
+    Option<String>,
+    String,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+);
+
 fn status_of(key: &api_key::Model, now: DateTime<Utc>) -> KeyStatus {
     if key.revoked_at.is_some() {
         KeyStatus::Revoked
@@ -133,27 +146,47 @@ impl Wfs {
         {
             return Err(invalid);
         }
-        let Some(key) = api_key::Entity::find()
+        // One indexed lookup, reading only what the checks need.
+        let Some((
+            id,
+            company_id,
+            secret_hash,
+            scopes,
+            allowed_ips,
+            expires_at,
+            revoked_at,
+            last_used_at,
+        )) = api_key::Entity::find()
+            .select_only()
+            .columns([
+                api_key::Column::Id,
+                api_key::Column::CompanyId,
+                api_key::Column::SecretHash,
+                api_key::Column::Scopes,
+                api_key::Column::AllowedIps,
+                api_key::Column::ExpiresAt,
+                api_key::Column::RevokedAt,
+                api_key::Column::LastUsedAt,
+            ])
             .filter(api_key::Column::ClientId.eq(client_id))
+            .into_tuple::<AuthRow>()
             .one(self.store().conn())
             .await?
         else {
             return Err(invalid);
         };
-        if !presented.matches_stored(&key.secret_hash) {
+        if !presented.matches_stored(&secret_hash) || revoked_at.is_some() {
             return Err(invalid);
         }
-        match status_of(&key, self.now()) {
-            KeyStatus::Revoked => return Err(invalid),
-            KeyStatus::Expired => return Err(Error::Unauthenticated(AuthFailure::KeyExpired)),
-            KeyStatus::Active => {}
+        if expires_at.is_some_and(|at| at <= self.now()) {
+            return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
         }
         Ok(KeyPrincipal {
-            key_id: key.id.into(),
-            company_id: key.company_id.into(),
-            scopes: ScopeSet::from_stored(key.scopes.as_deref()),
-            allowed_ips: IpAllowlist::from_stored(&key.allowed_ips),
-            last_used_at: key.last_used_at,
+            key_id: id.into(),
+            company_id: company_id.into(),
+            scopes: ScopeSet::from_stored(scopes.as_deref()),
+            allowed_ips: IpAllowlist::from_stored(&allowed_ips),
+            last_used_at,
         })
     }
 

@@ -8,7 +8,7 @@ use crate::persistence::entity::job_role;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
-    Set,
+    QuerySelect, Set,
 };
 
 /// A job role as the API shows it.
@@ -97,7 +97,15 @@ impl Wfs {
     /// The company's roles that are not deleted, alphabetically by title
     /// (case-insensitive, ties by exact title, then id).
     pub async fn list_job_roles(&self, company: CompanyId) -> Result<Vec<JobRole>> {
+        // Only the columns the answer shows: decoding whole rows (three timestamps
+        // each) costs more than the query on this hot path.
         Ok(job_role::Entity::find()
+            .select_only()
+            .columns([
+                job_role::Column::Id,
+                job_role::Column::Title,
+                job_role::Column::WeeklyHours,
+            ])
             .filter(job_role::Column::CompanyId.eq(company.0))
             .filter(job_role::Column::DeletedAt.is_null())
             .order_by(
@@ -106,10 +114,15 @@ impl Wfs {
             )
             .order_by_asc(job_role::Column::Title)
             .order_by_asc(job_role::Column::Id)
+            .into_tuple::<(uuid::Uuid, String, Option<f64>)>()
             .all(self.store().conn())
             .await?
             .into_iter()
-            .map(JobRole::from)
+            .map(|(id, title, weekly_hours)| JobRole {
+                id: id.into(),
+                title,
+                weekly_hours,
+            })
             .collect())
     }
 
