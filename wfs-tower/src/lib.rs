@@ -14,7 +14,7 @@
 //! ```no_run
 //! # async fn demo(wfs: wfs_core::Wfs) {
 //! // axum: `fallback_service` and `route_service` keep the full path.
-//! let app = axum::Router::new().fallback_service(wfs_tower::WfsService::new(wfs));
+//! let app: axum::Router = axum::Router::new().fallback_service(wfs_tower::WfsService::new(wfs));
 //! # }
 //! ```
 //!
