@@ -386,6 +386,7 @@ async fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
     let proxy: std::net::IpAddr = "10.0.0.2".parse().unwrap();
     let app = TestApp::spawn_with(wfs_tower::Config {
         trusted_proxies: vec![proxy],
+        ..Default::default()
     })
     .await;
     let acme = app.company("Acme").await;
@@ -463,4 +464,31 @@ async fn last_used_at_is_set_on_first_use_and_refreshed_at_most_once_a_minute() 
     app.clock.advance(Duration::seconds(40));
     app.get(&key, ROLES).await.assert_status(200);
     wait_for_last_used(&app, &acme, "2026-11-18T09:31:10").await;
+}
+
+#[tokio::test]
+async fn a_key_over_its_rate_limit_gets_429_with_retry_after_and_others_are_unaffected() {
+    let one = std::num::NonZeroU32::new(1).unwrap();
+    let limit = wfs_tower::RateLimit {
+        per_second: one,
+        burst: std::num::NonZeroU32::new(2).unwrap(),
+    };
+    let app = TestApp::spawn_with(wfs_tower::Config {
+        rate_limit: Some(limit),
+        ..Default::default()
+    })
+    .await;
+    let acme = app.company("Acme").await;
+    let busy = app.key(&acme).await;
+    let quiet = app.key(&acme).await;
+
+    app.get(&busy, ROLES).await.assert_status(200);
+    app.get(&busy, ROLES).await.assert_status(200);
+    let limited = app.get(&busy, ROLES).await;
+
+    limited.assert_status(429);
+    assert!(!limited.error_message().is_empty());
+    let retry_after: u64 = limited.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry_after), "{retry_after}");
+    app.get(&quiet, ROLES).await.assert_status(200);
 }

@@ -48,6 +48,12 @@ pub(crate) struct ServeArgs {
     /// Comma-separated proxy addresses whose X-Forwarded-For is trusted.
     #[arg(long, env = "WFS_TRUSTED_PROXIES", value_delimiter = ',')]
     pub(crate) trusted_proxies: Vec<IpAddr>,
+    /// Requests per second allowed per API key (0: unlimited).
+    #[arg(long, env = "WFS_RATE_LIMIT", default_value_t = 0)]
+    pub(crate) rate_limit: u32,
+    /// Requests a key may burst after being idle (default: the rate limit).
+    #[arg(long, env = "WFS_RATE_LIMIT_BURST")]
+    pub(crate) rate_limit_burst: Option<u32>,
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,

@@ -10,22 +10,29 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 use wfs_core::Wfs;
-use wfs_tower::{Config, PeerAddr, ResponseBody, WfsService};
+use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService};
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::error::Error>> {
-    let api = WfsService::with_config(
-        wfs.clone(),
-        Config {
-            trusted_proxies: args.trusted_proxies.clone(),
-        },
-    );
+    let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
+        per_second,
+        burst: args
+            .rate_limit_burst
+            .and_then(NonZeroU32::new)
+            .unwrap_or(per_second),
+    });
+    let config = Config {
+        trusted_proxies: args.trusted_proxies.clone(),
+        rate_limit,
+    };
+    let api = WfsService::with_config(wfs.clone(), config);
     let listener = TcpListener::bind(args.bind).await?;
     tracing::info!(address = %listener.local_addr()?, "listening");
     spawn_idempotency_sweeper(wfs.clone());

@@ -96,6 +96,13 @@ impl Shared {
                         "Address not allowed for this API key",
                     ));
                 }
+                if let Some(limiter) = &self.limiter
+                    && let Err(not_until) = limiter.check_key(&key.key_id)
+                {
+                    let wait =
+                        not_until.wait_time_from(governor::clock::Clock::now(limiter.clock()));
+                    return Err(ApiError::too_many_requests(wait));
+                }
                 self.record_key_use(&key);
                 Ok(Caller::Key(key))
             }

@@ -57,6 +57,19 @@ impl ApiError {
         )
     }
 
+    /// 429 with `Retry-After` in whole seconds (at least 1).
+    pub fn too_many_requests(wait: std::time::Duration) -> Self {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let secs = secs.max(1);
+        let mut err = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Rate limit exceeded for this API key; retry after {secs} s"),
+        );
+        err.headers
+            .push((header::RETRY_AFTER, HeaderValue::from(secs)));
+        err
+    }
+
     /// 500 with a hidden cause.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         let mut err = Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error");

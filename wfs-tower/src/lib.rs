@@ -34,4 +34,4 @@ mod service;
 pub use auth::PeerAddr;
 pub use error::ApiError;
 pub use reply::ResponseBody;
-pub use service::{Config, WfsService};
+pub use service::{Config, RateLimit, WfsService};

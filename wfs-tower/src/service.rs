@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::IpAddr;
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -26,7 +27,21 @@ use wfs_core::{ApiKeyId, Wfs};
 pub struct Config {
     /// Proxies whose `X-Forwarded-For` is believed when they are the TCP peer.
     pub trusted_proxies: Vec<IpAddr>,
+    /// Per-API-key request rate limit; `None` (the default) means unlimited.
+    pub rate_limit: Option<RateLimit>,
 }
+
+/// A per-key rate limit: a steady rate with a burst allowance (GCRA, as governor
+/// implements it). Over the limit, requests answer 429 with `Retry-After`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Sustained requests per second per key.
+    pub per_second: NonZeroU32,
+    /// Requests a key may make at once after being idle.
+    pub burst: NonZeroU32,
+}
+
+pub(crate) type KeyLimiter = governor::DefaultKeyedRateLimiter<ApiKeyId>;
 
 /// The External Workforce Scheduling API as a `tower::Service`.
 ///
@@ -42,6 +57,7 @@ pub(crate) struct Shared {
     pub(crate) wfs: Wfs,
     pub(crate) config: Config,
     router: Router,
+    pub(crate) limiter: Option<KeyLimiter>,
     /// Keys whose use this process recorded recently (see `record_key_use`).
     pub(crate) touched: Mutex<HashMap<ApiKeyId, chrono::DateTime<chrono::Utc>>>,
 }
@@ -64,6 +80,11 @@ impl WfsService {
     pub fn with_config(wfs: Wfs, config: Config) -> Self {
         Self {
             shared: Arc::new(Shared {
+                limiter: config.rate_limit.map(|r| {
+                    governor::RateLimiter::keyed(
+                        governor::Quota::per_second(r.per_second).allow_burst(r.burst),
+                    )
+                }),
                 wfs,
                 config,
                 router: Router::new(),
