@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Instant;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use wfs_core::sea_orm::TransactionTrait;
+use wfs_core::sea_orm::{DatabaseTransaction, TransactionTrait};
 use wfs_core::service::idempotency::{Claim, IdempotencyLock};
 use wfs_core::{ApiKeyId, Wfs};
 
@@ -243,23 +243,46 @@ impl Shared {
         result
     }
 
-    /// Runs a write handler in one transaction with its idempotency record.
-    ///
-    /// The handler runs inside a savepoint: when it fails with an answer worth
-    /// replaying (a 4xx of its own), its partial writes are undone but the answer is
-    /// still stored with the record, and both commit together.
+    /// Runs a write handler in one transaction with its idempotency record, and
+    /// commits, or rolls back explicitly so the SQLite writer queue never hands the
+    /// database on with a rollback still pending.
     async fn write(
         &self,
         op: handlers::Op,
-        mut ctx: Ctx<'_>,
+        ctx: Ctx<'_>,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
+        match self.write_in(&tx, op, ctx, lock).await {
+            Ok(answer) => {
+                tx.commit().await?;
+                answer
+            }
+            Err(abort) => {
+                if let Err(err) = tx.rollback().await {
+                    tracing::warn!(error = %err, "rollback failed");
+                }
+                Err(abort)
+            }
+        }
+    }
+
+    /// `Ok(answer)`: commit, then give the answer (a success, or a 4xx worth
+    /// replaying). `Err`: roll everything back.
+    ///
+    /// With an idempotency lock the handler runs inside a savepoint: when it fails
+    /// with a replayable answer, its partial writes are undone but the answer is
+    /// stored with the record, and both commit together.
+    async fn write_in<'a>(
+        &self,
+        tx: &'a DatabaseTransaction,
+        op: handlers::Op,
+        mut ctx: Ctx<'a>,
+        lock: Option<&IdempotencyLock>,
+    ) -> Result<Result<Reply, ApiError>, ApiError> {
         let Some(lock) = lock else {
-            ctx.tx = Some(&tx);
-            let reply = handlers::dispatch(op, &ctx).await?;
-            tx.commit().await?;
-            return Ok(reply);
+            ctx.tx = Some(tx);
+            return Ok(Ok(handlers::dispatch(op, &ctx).await?));
         };
         let savepoint = tx.begin().await.map_err(wfs_core::Error::from)?;
         ctx.tx = Some(&savepoint);
@@ -268,20 +291,22 @@ impl Shared {
             Ok(reply) => {
                 savepoint.commit().await.map_err(wfs_core::Error::from)?;
                 self.wfs
-                    .complete_idempotency_key(&*tx, lock, &reply.to_stored())
+                    .complete_idempotency_key(tx, lock, &reply.to_stored())
                     .await?;
-                tx.commit().await?;
-                Ok(reply)
+                Ok(Ok(reply))
             }
             Err(err) if err.is_replayable() => {
                 savepoint.rollback().await.map_err(wfs_core::Error::from)?;
                 self.wfs
-                    .complete_idempotency_key(&*tx, lock, &(&err).into())
+                    .complete_idempotency_key(tx, lock, &(&err).into())
                     .await?;
-                tx.commit().await?;
+                Ok(Err(err))
+            }
+            Err(err) => {
+                // The caller rolls the whole transaction back; keep the original error.
+                let _ = savepoint.rollback().await;
                 Err(err)
             }
-            Err(err) => Err(err),
         }
     }
 }
