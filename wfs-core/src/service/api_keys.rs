@@ -95,6 +95,15 @@ pub struct NewApiKey {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
+/// What distinguishes one new key row from another.
+struct KeyRow {
+    company: CompanyId,
+    created_by: Option<crate::ids::UserId>,
+    name: String,
+    /// `None` stores a legacy key.
+    scopes: Option<ScopeSet>,
+}
+
 /// The columns authentication reads.
 type AuthRow = (
     uuid::Uuid,
@@ -243,23 +252,61 @@ impl Wfs {
         let name = required_text("name", &input.name, 200)?;
         let scopes = ScopeSet::from_request(input.scopes.as_deref())?;
         let allowed_ips = IpAllowlist::parse(&input.allowed_ips)?;
-        let now = self.now();
-        if input.expires_at.is_some_and(|at| at <= now) {
+        if input.expires_at.is_some_and(|at| at <= self.now()) {
             return Err(Error::invalid("expiresAt must be in the future"));
         }
+        let new = KeyRow {
+            company: admin.company_id,
+            created_by: Some(admin.user_id),
+            name,
+            scopes: Some(scopes),
+        };
+        self.insert_api_key(conn, new, &allowed_ips, input.expires_at)
+            .await
+    }
+
+    /// Creates a key with no stored scopes, as keys made before scopes existed were.
+    /// Such a key is limited to workforce read and write. For hosts migrating old keys.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a blank name.
+    pub async fn create_legacy_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        name: &str,
+    ) -> Result<IssuedKey> {
+        let new = KeyRow {
+            company,
+            created_by: None,
+            name: required_text("name", name, 200)?,
+            scopes: None,
+        };
+        self.insert_api_key(conn, new, &IpAllowlist::default(), None)
+            .await
+    }
+
+    async fn insert_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        new: KeyRow,
+        allowed_ips: &IpAllowlist,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<IssuedKey> {
+        let now = self.now();
         let secret = ClientSecret::generate();
         let id = ApiKeyId::new();
         let client_id = generate_client_id();
         api_key::ActiveModel {
             id: Set(id.0),
-            company_id: Set(admin.company_id.0),
-            created_by: Set(Some(admin.user_id.0)),
-            name: Set(name),
+            company_id: Set(new.company.0),
+            created_by: Set(new.created_by.map(|u| u.0)),
+            name: Set(new.name),
             client_id: Set(client_id.clone()),
             secret_hash: Set(secret.hash().to_hex()),
-            scopes: Set(Some(scopes.to_stored())),
+            scopes: Set(new.scopes.map(ScopeSet::to_stored)),
             allowed_ips: Set(allowed_ips.to_stored()),
-            expires_at: Set(input.expires_at),
+            expires_at: Set(expires_at),
             revoked_at: Set(None),
             last_used_at: Set(None),
             created_at: Set(now),
@@ -267,48 +314,12 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        let scopes = new.scopes.unwrap_or(ScopeSet::LEGACY);
         Ok(IssuedKey {
             id,
             client_id,
             client_secret: secret,
             scopes,
-        })
-    }
-
-    /// Creates a key with no stored scopes, as keys made before scopes existed were.
-    /// Such a key is limited to workforce read and write. For hosts migrating old keys.
-    pub async fn create_legacy_api_key(
-        &self,
-        conn: &impl ConnectionTrait,
-        company: CompanyId,
-        name: &str,
-    ) -> Result<IssuedKey> {
-        let admin = AdminPrincipal {
-            user_id: crate::ids::UserId(uuid::Uuid::nil()),
-            company_id: company,
-        };
-        let issued = self
-            .create_api_key(
-                conn,
-                admin,
-                NewApiKey {
-                    name: name.into(),
-                    ..Default::default()
-                },
-            )
-            .await?;
-        api_key::Entity::update_many()
-            .col_expr(api_key::Column::Scopes, Expr::value(Option::<String>::None))
-            .col_expr(
-                api_key::Column::CreatedBy,
-                Expr::value(Option::<uuid::Uuid>::None),
-            )
-            .filter(api_key::Column::Id.eq(issued.id.0))
-            .exec(conn)
-            .await?;
-        Ok(IssuedKey {
-            scopes: ScopeSet::LEGACY,
-            ..issued
         })
     }
 
