@@ -10,6 +10,7 @@ mod m20261122_000001_create_companies_and_users;
 mod m20261122_000002_create_locations_roles_memberships;
 mod m20261122_000003_create_api_keys;
 mod m20261122_000004_create_idempotency_records;
+mod m20261122_000005_create_scheduling;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000002_create_locations_roles_memberships::Migration),
             Box::new(m20261122_000003_create_api_keys::Migration),
             Box::new(m20261122_000004_create_idempotency_records::Migration),
+            Box::new(m20261122_000005_create_scheduling::Migration),
         ]
     }
 }
