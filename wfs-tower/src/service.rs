@@ -2,9 +2,9 @@
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::{self, Ctx};
+use crate::handlers::Ctx;
 use crate::reply::{Reply, ResponseBody};
-use crate::router::Router;
+use crate::router::{Route, Router};
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -200,11 +200,12 @@ impl Shared {
             wfs: &self.wfs,
             caller: &caller,
             id: matched.id,
+            query: parts.uri.query(),
             body: &body,
             tx: None,
         };
         if !route.writes() {
-            return handlers::dispatch(route.op, &ctx).await;
+            return (route.handler)(&ctx).await;
         }
         let lock = match (&idempotency_key, caller.idempotency_scope()) {
             (Some(key), Some(scope)) => {
@@ -231,7 +232,7 @@ impl Shared {
             }
             _ => None,
         };
-        let result = self.write(route.op, ctx, lock.as_ref()).await;
+        let result = self.write(route, ctx, lock.as_ref()).await;
         if let (Err(err), Some(lock)) = (&result, lock)
             && !err.is_replayable()
         {
@@ -248,12 +249,12 @@ impl Shared {
     /// database on with a rollback still pending.
     async fn write(
         &self,
-        op: handlers::Op,
+        route: &'static Route,
         ctx: Ctx<'_>,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
-        match self.write_in(&tx, op, ctx, lock).await {
+        match self.write_in(&tx, route, ctx, lock).await {
             Ok(answer) => {
                 tx.commit().await?;
                 answer
@@ -276,17 +277,17 @@ impl Shared {
     async fn write_in<'a>(
         &self,
         tx: &'a DatabaseTransaction,
-        op: handlers::Op,
+        route: &'static Route,
         mut ctx: Ctx<'a>,
         lock: Option<&IdempotencyLock>,
     ) -> Result<Result<Reply, ApiError>, ApiError> {
         let Some(lock) = lock else {
             ctx.tx = Some(tx);
-            return Ok(Ok(handlers::dispatch(op, &ctx).await?));
+            return Ok(Ok((route.handler)(&ctx).await?));
         };
         let savepoint = tx.begin().await.map_err(wfs_core::Error::from)?;
         ctx.tx = Some(&savepoint);
-        let result = handlers::dispatch(op, &ctx).await;
+        let result = (route.handler)(&ctx).await;
         match result {
             Ok(reply) => {
                 savepoint.commit().await.map_err(wfs_core::Error::from)?;

@@ -1,52 +1,22 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
-use super::{Ctx, Op};
+use super::Ctx;
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::error::ApiError;
 use crate::extract::{date_time, json, path_id};
 use crate::reply::Reply;
-use crate::router::{BODY_LIMIT, Route};
-use http::{Method, StatusCode};
+use crate::router::Route;
+use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;
 
 pub(crate) static ROUTES: [Route; 5] = [
-    Route {
-        op: Op::SignIn,
-        method: Method::POST,
-        path: "/external/v1/auth/signin",
-        access: Access::Public,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::ListApiKeys,
-        method: Method::GET,
-        path: "/external/v1/auth/keys",
-        access: Access::Admin,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::CreateApiKey,
-        method: Method::POST,
-        path: "/external/v1/auth/keys",
-        access: Access::Admin,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::RotateApiKey,
-        method: Method::POST,
-        path: "/external/v1/auth/keys/{id}/rotate",
-        access: Access::Admin,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::RevokeApiKey,
-        method: Method::POST,
-        path: "/external/v1/auth/keys/{id}/revoke",
-        access: Access::Admin,
-        body_limit: BODY_LIMIT,
-    },
+    route!(POST "/external/v1/auth/signin", Access::Public, sign_in),
+    route!(GET "/external/v1/auth/keys", Access::Admin, list_api_keys),
+    route!(POST "/external/v1/auth/keys", Access::Admin, create_api_key),
+    route!(POST "/external/v1/auth/keys/{id}/rotate", Access::Admin, rotate_api_key),
+    route!(POST "/external/v1/auth/keys/{id}/revoke", Access::Admin, revoke_api_key),
 ];
 
 pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

@@ -1,13 +1,13 @@
 //! Job roles (API key authenticated).
 
-use super::{Ctx, Op};
+use super::Ctx;
 use crate::auth::Access;
 use crate::dto::job_roles::*;
 use crate::error::ApiError;
 use crate::extract::{json, path_id};
 use crate::reply::Reply;
-use crate::router::{BODY_LIMIT, Route};
-use http::{Method, StatusCode};
+use crate::router::Route;
+use http::StatusCode;
 use wfs_core::JobRoleId;
 use wfs_core::domain::scope::Scope;
 
@@ -15,34 +15,10 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
 pub(crate) static ROUTES: [Route; 4] = [
-    Route {
-        op: Op::ListJobRoles,
-        method: Method::GET,
-        path: "/external/v1/job-roles",
-        access: READ,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::CreateJobRole,
-        method: Method::POST,
-        path: "/external/v1/job-roles",
-        access: WRITE,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::UpdateJobRole,
-        method: Method::PATCH,
-        path: "/external/v1/job-roles/{id}",
-        access: WRITE,
-        body_limit: BODY_LIMIT,
-    },
-    Route {
-        op: Op::DeleteJobRole,
-        method: Method::DELETE,
-        path: "/external/v1/job-roles/{id}",
-        access: WRITE,
-        body_limit: BODY_LIMIT,
-    },
+    route!(GET "/external/v1/job-roles", READ, list_job_roles),
+    route!(POST "/external/v1/job-roles", WRITE, create_job_role),
+    route!(PATCH "/external/v1/job-roles/{id}", WRITE, update_job_role),
+    route!(DELETE "/external/v1/job-roles/{id}", WRITE, delete_job_role),
 ];
 
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
