@@ -5,6 +5,10 @@
 
 pub(crate) mod auth;
 pub(crate) mod job_roles;
+pub(crate) mod locations;
+pub(crate) mod schedules;
+pub(crate) mod shifts;
+pub(crate) mod staff;
 
 use serde::Serializer;
 

@@ -28,6 +28,10 @@ macro_rules! route {
 
 pub(crate) mod auth;
 pub(crate) mod job_roles;
+pub(crate) mod locations;
+pub(crate) mod schedules;
+pub(crate) mod shifts;
+pub(crate) mod staff;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -75,5 +79,11 @@ impl Ctx<'_> {
 
 /// The whole route table.
 pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
-    auth::ROUTES.iter().chain(job_roles::ROUTES.iter())
+    auth::ROUTES
+        .iter()
+        .chain(job_roles::ROUTES.iter())
+        .chain(locations::ROUTES.iter())
+        .chain(staff::ROUTES.iter())
+        .chain(shifts::ROUTES.iter())
+        .chain(schedules::ROUTES.iter())
 }

@@ -1,0 +1,1 @@
+//! The transactional outbox and the Mailer that delivers it.

@@ -1,0 +1,1 @@
+//! shifts wire types.

@@ -1,0 +1,1 @@
+//! staff wire types.

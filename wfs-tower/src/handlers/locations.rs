@@ -1,0 +1,5 @@
+//! locations routes.
+
+use crate::router::Route;
+
+pub(crate) static ROUTES: [Route; 0] = [];

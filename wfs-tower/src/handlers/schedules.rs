@@ -1,0 +1,5 @@
+//! schedules routes.
+
+use crate::router::Route;
+
+pub(crate) static ROUTES: [Route; 0] = [];
