@@ -337,3 +337,79 @@ async fn fresh_postgres_database(admin_url: &str) -> String {
         .expect("database URL with a path");
     format!("{base}/{name}")
 }
+
+/// Seeds through the store what other routes would create, so a suite depends only
+/// on the routes it tests.
+impl TestApp {
+    /// A location of `company`.
+    pub async fn seed_location(&self, company: &Company, name: &str) -> String {
+        use wfs_core::persistence::entity::location;
+        use wfs_core::sea_orm::{ActiveModelTrait, Set};
+        let now = self.wfs.now();
+        let id = uuid::Uuid::now_v7();
+        location::ActiveModel {
+            id: Set(id),
+            company_id: Set(company.id.parse().unwrap()),
+            name: Set(name.into()),
+            address: Set(Some("1 Secret Street".into())),
+            country_id: Set(None),
+            state_id: Set(None),
+            city_id: Set(None),
+            zip_code: Set(Some("99999".into())),
+            hexcode: Set("#123456".into()),
+            symbol: Set("LO".into()),
+            latitude: Set(None),
+            longitude: Set(None),
+            location_detection_enabled: Set(false),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(self.wfs.store().conn())
+        .await
+        .unwrap();
+        id.to_string()
+    }
+
+    /// An active member (privilege 3) of `company`; returns (membership id, user id).
+    pub async fn seed_member(&self, company: &Company, first_name: &str) -> (String, String) {
+        use wfs_core::persistence::entity::{membership, user};
+        use wfs_core::sea_orm::{ActiveModelTrait, Set};
+        let now = self.wfs.now();
+        let user_id = uuid::Uuid::now_v7();
+        let tag = uuid::Uuid::new_v4().simple().to_string();
+        user::ActiveModel {
+            id: Set(user_id),
+            email: Set(format!("{}-{tag}@people.test", first_name.to_lowercase())),
+            user_name: Set(Some(format!("{}-{tag}", first_name.to_lowercase()))),
+            first_name: Set(first_name.into()),
+            last_name: Set("Person".into()),
+            phone: Set(Some("+15550100".into())),
+            gender: Set(Some("female".into())),
+            country_id: Set(Some("US".into())),
+            password_hash: Set(None),
+            must_change_password: Set(true),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(self.wfs.store().conn())
+        .await
+        .unwrap();
+        let membership_id = uuid::Uuid::now_v7();
+        membership::ActiveModel {
+            id: Set(membership_id),
+            company_id: Set(company.id.parse().unwrap()),
+            user_id: Set(user_id),
+            branch_id: Set(None),
+            job_role_id: Set(None),
+            privilege: Set(3),
+            status: Set(1),
+            resource_version: Set(0),
+            updated_at: Set(now),
+            created_at: Set(now),
+        }
+        .insert(self.wfs.store().conn())
+        .await
+        .unwrap();
+        (membership_id.to_string(), user_id.to_string())
+    }
+}

@@ -54,6 +54,14 @@ pub(crate) struct ServeArgs {
     /// Requests a key may burst after being idle (default: the rate limit).
     #[arg(long, env = "WFS_RATE_LIMIT_BURST")]
     pub(crate) rate_limit_burst: Option<u32>,
+    /// SMTP server for outgoing email (welcome emails): smtp://host:port,
+    /// smtp://user:pass@host:587?tls=required or smtps://user:pass@host:465.
+    /// Without it emails are logged (recipient and subject), not sent.
+    #[arg(long, env = "WFS_SMTP_URL", hide_env_values = true)]
+    pub(crate) smtp_url: Option<String>,
+    /// Sender of outgoing email, e.g. "Rota <rota@example.com>"; required with --smtp-url.
+    #[arg(long, env = "WFS_MAIL_FROM")]
+    pub(crate) mail_from: Option<String>,
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,

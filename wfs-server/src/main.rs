@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::auth::MIN_SECRET_LEN;
 use wfs_core::{Store, StoreOptions, Wfs};
+use wfs_server::mail;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -63,9 +64,10 @@ fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
 async fn serve(args: ServeArgs) -> Result<(), BoxError> {
     telemetry::init(&args.log_format);
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
+    let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;
     let store = open(&args.db).await?;
     let wfs = Wfs::new(store, &secret)?;
-    serve::run(&args, wfs).await
+    serve::run(&args, wfs, mailer).await
 }
 
 async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {

@@ -14,13 +14,20 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
+use std::sync::Arc;
 use wfs_core::Wfs;
+use wfs_core::service::outbox::Mailer;
+use wfs_server::mail::{OutboxSender, SEND_INTERVAL};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService};
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(
+    args: &ServeArgs,
+    wfs: Wfs,
+    mailer: Arc<dyn Mailer>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
         per_second,
         burst: args
@@ -36,6 +43,7 @@ pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::e
     let listener = TcpListener::bind(args.bind).await?;
     tracing::info!(address = %listener.local_addr()?, "listening");
     spawn_idempotency_sweeper(wfs.clone());
+    let outbox = OutboxSender::spawn(wfs.clone(), mailer, SEND_INTERVAL);
 
     let builder = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
@@ -74,6 +82,7 @@ pub(crate) async fn run(args: &ServeArgs, wfs: Wfs) -> Result<(), Box<dyn std::e
         _ = graceful.shutdown() => tracing::info!("all connections closed"),
         _ = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
     }
+    outbox.shutdown().await;
     wfs.store().clone().close().await?;
     Ok(())
 }

@@ -5,4 +5,5 @@
 pub mod credentials;
 pub mod idempotency;
 pub mod scope;
+pub mod time;
 pub mod validate;

@@ -14,4 +14,5 @@ pub mod outbox;
 pub mod schedules;
 pub mod shifts;
 pub mod staff;
+pub mod timekeeping;
 pub mod versions;

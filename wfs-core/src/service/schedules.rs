@@ -1,1 +1,264 @@
-//! schedules.
+//! Schedules (shifts in a window, paged), daily hours worked, weekly overtime.
+//!
+//! Hours and overtime are aggregated by the database, on indexes: nothing loads a
+//! company's shifts into memory. `/hours` reads only confirmed shifts with both clock
+//! times (the partial index `ix_shifts_hours`) and groups by the UTC date of clock-in.
+
+use crate::Wfs;
+use crate::error::{Error, Result};
+use crate::ids::CompanyId;
+use crate::persistence::entity::{job_role, shift};
+use crate::persistence::is_postgres;
+use crate::service::shifts::Shift;
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Shifts per `/schedules` page.
+pub const SCHEDULE_PAGE_SIZE: u64 = 100;
+/// Largest `/hours` range: `to` at most this many days after `from`.
+pub const MAX_HOURS_SPAN_DAYS: i64 = 366;
+
+/// Filters of [`Wfs::list_schedules`], already parsed.
+#[derive(Debug, Clone, Default)]
+pub struct ScheduleQuery {
+    /// Inclusive window start.
+    pub from: Option<DateTime<Utc>>,
+    /// Exclusive window end.
+    pub to: Option<DateTime<Utc>>,
+    /// Users (any of); raw ids, malformed ones match nothing.
+    pub user_ids: Option<Vec<String>>,
+    /// Location filter (raw id).
+    pub branch_id: Option<String>,
+    /// Job role filter (raw id).
+    pub job_role_id: Option<String>,
+    /// Slot filter (raw id).
+    pub slot_id: Option<String>,
+    /// 1-based page.
+    pub page: u64,
+}
+
+/// One page of schedules.
+#[derive(Debug, Clone)]
+pub struct SchedulePage {
+    /// The resolved window start.
+    pub from: DateTime<Utc>,
+    /// The resolved window end.
+    pub to: DateTime<Utc>,
+    /// The page's shifts, by start then id.
+    pub shifts: Vec<Shift>,
+    /// Whether a next page exists.
+    pub has_more: bool,
+}
+
+/// Hours worked on one UTC date.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HoursDay {
+    /// The date.
+    pub date: NaiveDate,
+    /// Total hours, rounded to 2 decimals.
+    pub hours: f64,
+}
+
+/// Approved overtime of one user in one role this week.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OvertimeEntry {
+    /// The user.
+    pub user_id: Uuid,
+    /// Job role title ("" when the record has no role).
+    pub job_role: String,
+    /// Approved hours.
+    pub hours: f64,
+}
+
+fn midnight(date: NaiveDate) -> DateTime<Utc> {
+    date.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc()
+}
+
+/// Monday 00:00 UTC of the ISO week containing `now`.
+pub fn week_start(now: DateTime<Utc>) -> NaiveDate {
+    let today = now.date_naive();
+    today - Duration::days(i64::from(today.weekday().num_days_from_monday()))
+}
+
+impl Wfs {
+    /// Shifts whose start lies in `[from, to)`, by start then id, 100 per page.
+    /// `from` defaults to tomorrow 00:00 UTC, `to` to 30 days after `from`'s date.
+    /// Cancelled shifts are included.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `to` is before `from` or `page` is 0.
+    pub async fn list_schedules(&self, company: CompanyId, q: ScheduleQuery) -> Result<SchedulePage> {
+        if q.page == 0 {
+            return Err(Error::invalid("page must be 1 or more"));
+        }
+        let from = q.from.unwrap_or_else(|| midnight(self.now().date_naive() + Duration::days(1)));
+        let to = q.to.unwrap_or_else(|| midnight(from.date_naive() + Duration::days(30)));
+        if to < from {
+            return Err(Error::invalid("to must not be before from"));
+        }
+        let empty = || Ok(SchedulePage { from, to, shifts: Vec::new(), has_more: false });
+        let mut query = shift::Entity::find()
+            .filter(shift::Column::CompanyId.eq(company.0))
+            .filter(shift::Column::StartAt.gte(from))
+            .filter(shift::Column::StartAt.lt(to));
+        if let Some(raw) = &q.user_ids {
+            let ids: Vec<Uuid> = raw.iter().filter_map(|s| s.trim().parse().ok()).collect();
+            if ids.is_empty() {
+                return empty();
+            }
+            query = query.filter(shift::Column::UserId.is_in(ids));
+        }
+        for (raw, column) in [
+            (&q.branch_id, shift::Column::BranchId),
+            (&q.job_role_id, shift::Column::JobRoleId),
+            (&q.slot_id, shift::Column::SlotId),
+        ] {
+            if let Some(raw) = raw {
+                match raw.trim().parse::<Uuid>() {
+                    Ok(id) => query = query.filter(column.eq(id)),
+                    Err(_) => return empty(),
+                }
+            }
+        }
+        let offset = (q.page - 1).saturating_mul(SCHEDULE_PAGE_SIZE);
+        let mut rows = query
+            .order_by_asc(shift::Column::StartAt)
+            .order_by_asc(shift::Column::Id)
+            .offset(offset)
+            .limit(SCHEDULE_PAGE_SIZE + 1)
+            .all(self.store().conn())
+            .await?;
+        let has_more = rows.len() as u64 > SCHEDULE_PAGE_SIZE;
+        rows.truncate(SCHEDULE_PAGE_SIZE as usize);
+        Ok(SchedulePage { from, to, shifts: rows.into_iter().map(Shift::from).collect(), has_more })
+    }
+
+    /// Hours worked per UTC date from `from` to `to` inclusive, zeros included.
+    /// Per shift: `min(clockedOut - clockedIn, end - start)`, confirmed shifts with both
+    /// clock times only, counted on the date of clock-in.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `to` is before `from` or more than 366 days after it.
+    pub async fn hours_worked(&self, company: CompanyId, from: NaiveDate, to: NaiveDate) -> Result<Vec<HoursDay>> {
+        if to < from {
+            return Err(Error::invalid("to must not be before from"));
+        }
+        if (to - from).num_days() > MAX_HOURS_SPAN_DAYS {
+            return Err(Error::invalid(format!("from and to may be at most {MAX_HOURS_SPAN_DAYS} days apart")));
+        }
+        let conn = self.store().conn();
+        let (day, seconds) = if is_postgres(conn) {
+            (
+                "to_char(clocked_in AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+                "LEAST(EXTRACT(EPOCH FROM (clocked_out - clocked_in)), EXTRACT(EPOCH FROM (end_at - start_at)))",
+            )
+        } else {
+            // Timestamps are stored as RFC 3339 UTC text: the date is its first ten characters.
+            (
+                "substr(clocked_in, 1, 10)",
+                "MIN((julianday(clocked_out) - julianday(clocked_in)), (julianday(end_at) - julianday(start_at))) * 86400.0",
+            )
+        };
+        let sql = format!(
+            "SELECT {day} AS day, CAST(SUM({seconds}) AS DOUBLE PRECISION) AS seconds FROM shifts \
+             WHERE company_id = $1 AND status = 'confirmed' AND clocked_in IS NOT NULL AND clocked_out IS NOT NULL \
+             AND clocked_in >= $2 AND clocked_in < $3 GROUP BY 1"
+        );
+        let rows = conn
+            .query_all_raw(Statement::from_sql_and_values(
+                conn.get_database_backend(),
+                sql,
+                [company.0.into(), midnight(from).into(), midnight(to + Duration::days(1)).into()],
+            ))
+            .await?;
+        let mut by_day: HashMap<String, f64> = HashMap::with_capacity(rows.len());
+        for row in rows {
+            let day: String = row.try_get("", "day")?;
+            let seconds: Option<f64> = row.try_get("", "seconds")?;
+            by_day.insert(day, seconds.unwrap_or(0.0));
+        }
+        Ok(from
+            .iter_days()
+            .take_while(|d| *d <= to)
+            .map(|date| {
+                let seconds = by_day.get(&date.format("%Y-%m-%d").to_string()).copied().unwrap_or(0.0);
+                HoursDay { date, hours: (seconds / 36.0).round() / 100.0 }
+            })
+            .collect())
+    }
+
+    /// Approved overtime of the current ISO week (Monday 00:00 UTC to the next
+    /// Monday), summed per user and job role; optionally for one location.
+    pub async fn overtime_this_week(&self, company: CompanyId, branch_id: Option<&str>) -> Result<Vec<OvertimeEntry>> {
+        let monday = week_start(self.now());
+        let next_monday = monday + Duration::days(7);
+        let mut sql = String::from(
+            "SELECT user_id, job_role_id, CAST(SUM(hours) AS DOUBLE PRECISION) AS hours FROM overtime_records \
+             WHERE company_id = $1 AND approved_at IS NOT NULL AND worked_on >= $2 AND worked_on < $3",
+        );
+        let mut values: Vec<sea_orm::Value> = vec![
+            company.0.into(),
+            monday.format("%Y-%m-%d").to_string().into(),
+            next_monday.format("%Y-%m-%d").to_string().into(),
+        ];
+        if let Some(raw) = branch_id {
+            let Ok(branch) = raw.trim().parse::<Uuid>() else {
+                return Ok(Vec::new());
+            };
+            sql.push_str(" AND branch_id = $4");
+            values.push(branch.into());
+        }
+        sql.push_str(" GROUP BY user_id, job_role_id");
+        let conn = self.store().conn();
+        let rows = conn
+            .query_all_raw(Statement::from_sql_and_values(conn.get_database_backend(), sql, values))
+            .await?;
+        let mut sums = Vec::with_capacity(rows.len());
+        for row in rows {
+            let user: Uuid = row.try_get("", "user_id")?;
+            let role: Option<Uuid> = row.try_get("", "job_role_id")?;
+            let hours: Option<f64> = row.try_get("", "hours")?;
+            sums.push((user, role, hours.unwrap_or(0.0)));
+        }
+        let role_ids: Vec<Uuid> = sums.iter().filter_map(|(_, r, _)| *r).collect();
+        let titles: HashMap<Uuid, String> = if role_ids.is_empty() {
+            HashMap::new()
+        } else {
+            job_role::Entity::find()
+                .select_only()
+                .columns([job_role::Column::Id, job_role::Column::Title])
+                .filter(job_role::Column::Id.is_in(role_ids))
+                .into_tuple::<(Uuid, String)>()
+                .all(conn)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        let mut entries: Vec<OvertimeEntry> = sums
+            .into_iter()
+            .map(|(user_id, role, hours)| OvertimeEntry {
+                user_id,
+                job_role: role.and_then(|r| titles.get(&r).cloned()).unwrap_or_default(),
+                hours: (hours * 100.0).round() / 100.0,
+            })
+            .collect();
+        entries.sort_by(|a, b| a.user_id.cmp(&b.user_id).then_with(|| a.job_role.cmp(&b.job_role)));
+        Ok(entries)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_week_starts_on_monday_utc() {
+        let sunday: DateTime<Utc> = "2026-11-22T23:59:00Z".parse().unwrap();
+        assert_eq!(week_start(sunday), NaiveDate::from_ymd_opt(2026, 11, 16).unwrap());
+        let monday: DateTime<Utc> = "2026-11-23T00:00:00Z".parse().unwrap();
+        assert_eq!(week_start(monday), NaiveDate::from_ymd_opt(2026, 11, 23).unwrap());
+    }
+}

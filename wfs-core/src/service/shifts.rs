@@ -1,1 +1,489 @@
-//! shifts.
+//! Shift slots (weekly templates) and shifts (bookings).
+//!
+//! See [`crate::domain::time`] for how wall-clock slot times become UTC instants.
+//! Capacity (`maxStaffRequired`) bounds the non-cancelled shifts of a slot on a date,
+//! assigned or not; an unassigned `pending` shift is an open place that a booking with
+//! assignees fills first. Bookings lock the slot row (PostgreSQL) or run under the
+//! single SQLite writer, so concurrent bookings cannot overfill a slot.
+
+use crate::Wfs;
+use crate::domain::time::{self, HhMm};
+use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::error::{Error, Result};
+use crate::ids::{CompanyId, JobRoleId, LocationId};
+use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
+use crate::service::accounts::status as member_status;
+use chrono::{DateTime, NaiveDate, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
+use uuid::Uuid;
+
+/// Shift status values.
+pub mod status {
+    /// Created unassigned, or waiting for confirmation.
+    pub const PENDING: &str = "pending";
+    /// Assigned to a member.
+    pub const CONFIRMED: &str = "confirmed";
+    /// Cancelled; never counts in hours or on-duty state.
+    pub const CANCELLED: &str = "cancelled";
+}
+
+/// A shift (booking record) as the API shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shift {
+    /// Shift id.
+    pub id: Uuid,
+    /// Its slot.
+    pub slot_id: Uuid,
+    /// The slot's location.
+    pub branch_id: Uuid,
+    /// The assignee's user id, if assigned.
+    pub user_id: Option<Uuid>,
+    /// `pending`, `confirmed` or `cancelled`.
+    pub status: String,
+    /// Scheduled start (UTC).
+    pub start: DateTime<Utc>,
+    /// Scheduled end (UTC).
+    pub end: DateTime<Utc>,
+    /// Actual clock-in.
+    pub clocked_in: Option<DateTime<Utc>>,
+    /// Actual clock-out.
+    pub clocked_out: Option<DateTime<Utc>>,
+    /// Recorded breaks, minutes.
+    pub total_break_minutes: i32,
+}
+
+impl From<shift::Model> for Shift {
+    fn from(m: shift::Model) -> Self {
+        Self {
+            id: m.id,
+            slot_id: m.slot_id,
+            branch_id: m.branch_id,
+            user_id: m.user_id,
+            status: m.status,
+            start: m.start_at,
+            end: m.end_at,
+            clocked_in: m.clocked_in,
+            clocked_out: m.clocked_out,
+            total_break_minutes: m.total_break_minutes,
+        }
+    }
+}
+
+/// A slot as the API shows it, with its location and role names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    /// The slot record.
+    pub slot: shift_slot::Model,
+    /// Location name.
+    pub branch_name: String,
+    /// Job role title.
+    pub job_role_title: String,
+}
+
+/// Input of [`Wfs::create_shift_slot`], as received (validated here).
+#[derive(Debug, Clone, Default)]
+pub struct NewShiftSlot {
+    /// Location id (must be the company's).
+    pub branch_id: String,
+    /// Job role id (must be the company's).
+    pub job_role_id: String,
+    /// `HH:mm`.
+    pub start_time: String,
+    /// `HH:mm`; at or before `start_time` means overnight.
+    pub end_time: String,
+    /// Date of the initial shift; must fall on `day_of_week`.
+    pub book_date: String,
+    /// 0 = Sunday ... 6 = Saturday.
+    pub day_of_week: i64,
+    /// Capacity per date.
+    pub max_staff_required: i64,
+    /// IANA zone of the wall-clock times.
+    pub time_zone: String,
+    /// Display name.
+    pub shift_name: String,
+    /// Hex color.
+    pub shift_color: String,
+    /// Open shift flag.
+    pub open_shift: bool,
+    /// On-call flag.
+    pub is_oncall: bool,
+    /// Unpaid break, minutes.
+    pub unpaid_break: i64,
+    /// Duration override, hours.
+    pub hours: Option<f64>,
+    /// Notes.
+    pub write_up: Option<String>,
+}
+
+/// One assignee of a booking.
+#[derive(Debug, Clone, Default)]
+pub struct Assignee {
+    /// The member's user id.
+    pub user_id: String,
+}
+
+/// Input of [`Wfs::book_shift`].
+#[derive(Debug, Clone, Default)]
+pub struct Booking {
+    /// The slot.
+    pub slot_id: String,
+    /// `YYYY-MM-DD`; must fall on the slot's day of week.
+    pub date: String,
+    /// Members to assign; none books one open place.
+    pub assignees: Vec<Assignee>,
+    /// Reminder offsets, minutes before the start.
+    pub reminders: Vec<i64>,
+}
+
+/// What [`Wfs::book_shift`] booked.
+#[derive(Debug, Clone)]
+pub struct Booked {
+    /// The slot.
+    pub slot_id: Uuid,
+    /// The date booked.
+    pub date: NaiveDate,
+    /// The shifts created or filled by this booking.
+    pub shifts: Vec<Shift>,
+}
+
+/// Parses an id a body refers to: a malformed one names no record, so it is a 404.
+fn referenced_id(raw: &str, kind: &'static str) -> Result<Uuid> {
+    raw.trim().parse().map_err(|_| Error::not_found(kind))
+}
+
+struct ValidSlot {
+    start: HhMm,
+    end: HhMm,
+    book_date: NaiveDate,
+    day_of_week: u8,
+    max_staff: i32,
+    zone: chrono_tz::Tz,
+    name: String,
+    color: String,
+    unpaid_break: i32,
+    hours: f64,
+    write_up: Option<String>,
+}
+
+fn validate_slot(input: &NewShiftSlot) -> Result<ValidSlot> {
+    let start = HhMm::parse("startTime", &input.start_time)?;
+    let end = HhMm::parse("endTime", &input.end_time)?;
+    let book_date = time::parse_date("bookDate", &input.book_date)?;
+    let day_of_week = time::parse_day_of_week("dayOfWeek", input.day_of_week)?;
+    let max_staff = i32::try_from(input.max_staff_required)
+        .ok()
+        .filter(|n| (1..=10_000).contains(n))
+        .ok_or_else(|| Error::invalid("maxStaffRequired must be between 1 and 10000"))?;
+    let zone = time::parse_zone("timeZone", &input.time_zone)?;
+    let name = required_text("shiftName", &input.shift_name, 200)?;
+    let color = hex_color("shiftColor", &input.shift_color)?;
+    let unpaid_break = i32::try_from(input.unpaid_break)
+        .ok()
+        .filter(|n| (0..=1440).contains(n))
+        .ok_or_else(|| Error::invalid("unpaidBreak must be between 0 and 1440 minutes"))?;
+    let hours = match input.hours {
+        Some(h) => number_in("hours", h, 0.0, 24.0)?,
+        None => time::nominal_hours(start, end),
+    };
+    let write_up = input.write_up.as_deref().map(|w| optional_text("writeUp", w, 5000)).transpose()?;
+    if time::day_of_week(book_date) != day_of_week {
+        return Err(Error::invalid(format!(
+            "bookDate {book_date} does not fall on dayOfWeek {day_of_week} (0 = Sunday)"
+        )));
+    }
+    Ok(ValidSlot { start, end, book_date, day_of_week, max_staff, zone, name, color, unpaid_break, hours, write_up })
+}
+
+impl Wfs {
+    /// Creates a slot and its initial unassigned `pending` shift on `bookDate`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad field (checked first), [`Error::NotFound`] for a
+    /// location or job role that is not the company's.
+    pub async fn create_shift_slot(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        input: NewShiftSlot,
+    ) -> Result<(Slot, Shift)> {
+        let valid = validate_slot(&input)?;
+        let branch = self
+            .find_location(conn, company, LocationId(referenced_id(&input.branch_id, "Location")?))
+            .await?;
+        let role = self.find_job_role(conn, company, JobRoleId(referenced_id(&input.job_role_id, "Job role")?)).await?;
+        let now = self.now();
+        let slot = shift_slot::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            company_id: Set(company.0),
+            branch_id: Set(branch.id.0),
+            job_role_id: Set(role.id.0),
+            start_time: Set(valid.start.to_string()),
+            end_time: Set(valid.end.to_string()),
+            day_of_week: Set(i16::from(valid.day_of_week)),
+            max_staff_required: Set(valid.max_staff),
+            time_zone: Set(valid.zone.name().to_owned()),
+            hours: Set(valid.hours),
+            shift_name: Set(valid.name),
+            shift_color: Set(valid.color),
+            open_shift: Set(input.open_shift),
+            is_oncall: Set(input.is_oncall),
+            unpaid_break: Set(valid.unpaid_break),
+            swappable: Set(false),
+            write_up: Set(valid.write_up),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(conn)
+        .await?;
+        let shift = insert_shift(conn, &slot, valid.book_date, None, now, None).await?;
+        Ok((Slot { slot, branch_name: branch.name, job_role_title: role.title }, shift.into()))
+    }
+
+    /// The company's slots, optionally filtered, by weekday, start time and id.
+    /// Unknown or malformed filter ids match nothing.
+    pub async fn list_shift_slots(
+        &self,
+        company: CompanyId,
+        branch_id: Option<&str>,
+        job_role_id: Option<&str>,
+    ) -> Result<Vec<Slot>> {
+        let mut query = shift_slot::Entity::find().filter(shift_slot::Column::CompanyId.eq(company.0));
+        for (raw, column) in [(branch_id, shift_slot::Column::BranchId), (job_role_id, shift_slot::Column::JobRoleId)] {
+            if let Some(raw) = raw {
+                match raw.parse::<Uuid>() {
+                    Ok(id) => query = query.filter(column.eq(id)),
+                    Err(_) => return Ok(Vec::new()),
+                }
+            }
+        }
+        let slots = query
+            .order_by_asc(shift_slot::Column::DayOfWeek)
+            .order_by_asc(shift_slot::Column::StartTime)
+            .order_by_asc(shift_slot::Column::Id)
+            .all(self.store().conn())
+            .await?;
+        // Names of the few locations and roles the slots refer to, in two queries.
+        let branch_ids: Vec<Uuid> = slots.iter().map(|s| s.branch_id).collect();
+        let role_ids: Vec<Uuid> = slots.iter().map(|s| s.job_role_id).collect();
+        let branches: std::collections::HashMap<Uuid, String> = location::Entity::find()
+            .select_only()
+            .columns([location::Column::Id, location::Column::Name])
+            .filter(location::Column::Id.is_in(branch_ids))
+            .into_tuple::<(Uuid, String)>()
+            .all(self.store().conn())
+            .await?
+            .into_iter()
+            .collect();
+        let roles: std::collections::HashMap<Uuid, String> = job_role::Entity::find()
+            .select_only()
+            .columns([job_role::Column::Id, job_role::Column::Title])
+            .filter(job_role::Column::Id.is_in(role_ids))
+            .into_tuple::<(Uuid, String)>()
+            .all(self.store().conn())
+            .await?
+            .into_iter()
+            .collect();
+        Ok(slots
+            .into_iter()
+            .map(|slot| Slot {
+                branch_name: branches.get(&slot.branch_id).cloned().unwrap_or_default(),
+                job_role_title: roles.get(&slot.job_role_id).cloned().unwrap_or_default(),
+                slot,
+            })
+            .collect())
+    }
+
+    /// One shift of the company.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown, malformed or other company's id.
+    pub async fn get_shift(&self, company: CompanyId, id: &str) -> Result<Shift> {
+        Ok(find_shift(self.store().conn(), company, id).await?.into())
+    }
+
+    /// Books a slot on a date: fills open places with the assignees first, then adds
+    /// shifts while room remains; without assignees adds one open place.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for bad fields or a date the slot does not run on (the
+    /// exact spec message); [`Error::NotFound`] for an unknown slot or an assignee who
+    /// is not an active member; [`Error::Conflict`] when the slot is full or a user
+    /// would be booked twice on the same slot and date.
+    pub async fn book_shift(&self, conn: &impl ConnectionTrait, company: CompanyId, input: Booking) -> Result<Booked> {
+        let date = time::parse_date("date", &input.date)?;
+        for (i, minutes) in input.reminders.iter().enumerate() {
+            if !(0..=43_200).contains(minutes) {
+                return Err(Error::invalid(format!("reminders[{i}].minutesBefore must be between 0 and 43200")));
+            }
+        }
+        for (i, a) in input.assignees.iter().enumerate() {
+            if a.user_id.trim().is_empty() {
+                return Err(Error::invalid(format!("assignees[{i}].userId must not be empty")));
+            }
+        }
+        let slot_id = referenced_id(&input.slot_id, "Shift slot")?;
+        // Lock the slot row until commit so concurrent bookings count the same places.
+        let mut find = shift_slot::Entity::find_by_id(slot_id).filter(shift_slot::Column::CompanyId.eq(company.0));
+        if crate::persistence::is_postgres(conn) {
+            find = find.lock_exclusive();
+        }
+        let slot = find.one(conn).await?.ok_or(Error::not_found("Shift slot"))?;
+        if time::day_of_week(date) as i16 != slot.day_of_week {
+            return Err(Error::invalid("Shift slot is not available on the selected day"));
+        }
+
+        let mut members = Vec::with_capacity(input.assignees.len());
+        for a in &input.assignees {
+            let member = match a.user_id.trim().parse::<Uuid>() {
+                Ok(user) => membership::Entity::find()
+                    .filter(membership::Column::CompanyId.eq(company.0))
+                    .filter(membership::Column::UserId.eq(user))
+                    .filter(membership::Column::Status.eq(member_status::ACTIVE))
+                    .one(conn)
+                    .await?,
+                Err(_) => None,
+            };
+            let member = member.ok_or(Error::not_found("Staff member"))?;
+            if members.iter().any(|m: &membership::Model| m.id == member.id) {
+                return Err(Error::conflict("The same staff member is listed twice in this booking"));
+            }
+            members.push(member);
+        }
+
+        let book_date = date.format("%Y-%m-%d").to_string();
+        let live: Vec<shift::Model> = shift::Entity::find()
+            .filter(shift::Column::SlotId.eq(slot.id))
+            .filter(shift::Column::BookDate.eq(book_date.as_str()))
+            .filter(shift::Column::Status.ne(status::CANCELLED))
+            .order_by_asc(shift::Column::Id)
+            .all(conn)
+            .await?;
+        for m in &members {
+            if live.iter().any(|s| s.membership_id == Some(m.id)) {
+                return Err(Error::conflict("Staff member is already booked on this slot and date"));
+            }
+        }
+        let mut open: Vec<shift::Model> = live.iter().filter(|s| s.membership_id.is_none()).cloned().collect();
+        let room = (slot.max_staff_required as usize).saturating_sub(live.len());
+        let needed = members.len().max(1);
+        let fillable = if members.is_empty() { 0 } else { open.len().min(members.len()) };
+        if needed - fillable > room {
+            return Err(Error::conflict("Shift slot is full on the selected day"));
+        }
+
+        let now = self.now();
+        let reminders = (!input.reminders.is_empty())
+            .then(|| serde_json::to_string(&input.reminders))
+            .transpose()
+            .map_err(Error::internal)?;
+        let mut booked = Vec::with_capacity(needed);
+        if members.is_empty() {
+            booked.push(insert_shift(conn, &slot, date, None, now, reminders.clone()).await?.into());
+        }
+        for member in members {
+            let version = self.next_resource_version(conn, company).await?;
+            let shift = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
+                let mut active: shift::ActiveModel = place.into();
+                active.membership_id = Set(Some(member.id));
+                active.user_id = Set(Some(member.user_id));
+                active.status = Set(status::CONFIRMED.to_owned());
+                if reminders.is_some() {
+                    active.reminders = Set(reminders.clone());
+                }
+                active.updated_at = Set(now);
+                active.update(conn).await?
+            } else {
+                insert_shift(conn, &slot, date, Some(&member), now, reminders.clone()).await?
+            };
+            touch_member(conn, member.id, version).await?;
+            booked.push(shift.into());
+        }
+        Ok(Booked { slot_id: slot.id, date, shifts: booked })
+    }
+
+    /// Cancels a shift. Its assignee's workforce resource changes with it.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown shift; [`Error::Conflict`] when it is
+    /// already cancelled.
+    pub async fn cancel_shift(&self, conn: &impl ConnectionTrait, company: CompanyId, id: &str) -> Result<Shift> {
+        let shift = find_shift(conn, company, id).await?;
+        if shift.status == status::CANCELLED {
+            return Err(Error::conflict("Shift is already cancelled"));
+        }
+        let member = shift.membership_id;
+        let mut active: shift::ActiveModel = shift.into();
+        active.status = Set(status::CANCELLED.to_owned());
+        active.updated_at = Set(self.now());
+        let shift = active.update(conn).await?;
+        if let Some(member) = member {
+            let version = self.next_resource_version(conn, company).await?;
+            touch_member(conn, member, version).await?;
+        }
+        Ok(shift.into())
+    }
+}
+
+/// Gives a membership the version just allocated for a change to it.
+pub(crate) async fn touch_member(
+    conn: &impl ConnectionTrait,
+    member: Uuid,
+    version: crate::service::versions::ResourceVersion,
+) -> Result<()> {
+    membership::Entity::update_many()
+        .col_expr(membership::Column::ResourceVersion, version.version.into())
+        .col_expr(membership::Column::UpdatedAt, version.updated_at.into())
+        .filter(membership::Column::Id.eq(member))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
+pub(crate) async fn find_shift(conn: &impl ConnectionTrait, company: CompanyId, id: &str) -> Result<shift::Model> {
+    let id: Uuid = id.trim().parse().map_err(|_| Error::not_found("Shift"))?;
+    shift::Entity::find_by_id(id)
+        .filter(shift::Column::CompanyId.eq(company.0))
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found("Shift"))
+}
+
+async fn insert_shift(
+    conn: &impl ConnectionTrait,
+    slot: &shift_slot::Model,
+    date: NaiveDate,
+    member: Option<&membership::Model>,
+    now: DateTime<Utc>,
+    reminders: Option<String>,
+) -> Result<shift::Model> {
+    let zone = time::parse_zone("timeZone", &slot.time_zone)?;
+    let (start, end) = time::shift_instants(
+        zone,
+        date,
+        HhMm::parse("startTime", &slot.start_time)?,
+        HhMm::parse("endTime", &slot.end_time)?,
+    );
+    Ok(shift::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        company_id: Set(slot.company_id),
+        slot_id: Set(slot.id),
+        branch_id: Set(slot.branch_id),
+        job_role_id: Set(slot.job_role_id),
+        membership_id: Set(member.map(|m| m.id)),
+        user_id: Set(member.map(|m| m.user_id)),
+        book_date: Set(date.format("%Y-%m-%d").to_string()),
+        status: Set(if member.is_some() { status::CONFIRMED } else { status::PENDING }.to_owned()),
+        start_at: Set(start),
+        end_at: Set(end),
+        clocked_in: Set(None),
+        clocked_out: Set(None),
+        total_break_minutes: Set(0),
+        reminders: Set(reminders),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+    .insert(conn)
+    .await?)
+}

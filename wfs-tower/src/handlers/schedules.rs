@@ -1,5 +1,103 @@
-//! schedules routes.
+//! Schedules, hours worked and overtime: read-only reports.
 
+use super::Ctx;
+use crate::auth::Access;
+use crate::dto::schedules::*;
+use crate::dto::shifts::ShiftRecord;
+use crate::error::ApiError;
+use crate::extract::query;
+use crate::reply::Reply;
 use crate::router::Route;
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use http::{HeaderValue, StatusCode, header};
+use wfs_core::domain::scope::Scope;
+use wfs_core::service::schedules::ScheduleQuery;
 
-pub(crate) static ROUTES: [Route; 0] = [];
+const READ: Access = Access::Key(Scope::WorkforceRead);
+const SCHEDULES: &str = "/external/v1/schedules";
+
+pub(crate) static ROUTES: [Route; 3] = [
+    route!(GET "/external/v1/schedules", READ, list_schedules),
+    route!(GET "/external/v1/hours", READ, get_hours),
+    route!(GET "/external/v1/overtime", READ, list_overtime),
+];
+
+/// An ISO-8601 instant: a date-time with offset, a date-time taken as UTC, or a date
+/// (its midnight UTC).
+fn instant(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
+    let v = value.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(v) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Ok(t.and_utc());
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err(ApiError::bad_request(format!(
+        "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
+    )))
+}
+
+/// A required calendar date; a date-time is accepted and its UTC date used.
+fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {
+    let value = value.ok_or_else(|| ApiError::bad_request(format!("{field} is required (YYYY-MM-DD)")))?;
+    instant(field, value).map(|t| t.date_naive())
+}
+
+pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: SchedulesQuery = query(ctx.query)?;
+    let page = q.page.unwrap_or(1);
+    let filters = ScheduleQuery {
+        from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
+        to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
+        user_ids: q.user_id.map(|ids| ids.split(',').map(str::to_owned).collect()),
+        branch_id: q.branch_id,
+        job_role_id: q.job_role_id,
+        slot_id: q.slot_id,
+        page,
+    };
+    let result = ctx.wfs.list_schedules(ctx.key()?.company_id, filters).await?;
+    let body: Vec<ShiftRecord> = result.shifts.into_iter().map(ShiftRecord::from).collect();
+    let mut reply = Reply::json(StatusCode::OK, &body)?;
+    let mut links = Vec::new();
+    if result.has_more {
+        links.push(format!("<{}>; rel=\"next\"", page_url(ctx.query, page + 1)));
+    }
+    if page > 1 {
+        links.push(format!("<{}>; rel=\"prev\"", page_url(ctx.query, page - 1)));
+    }
+    if !links.is_empty()
+        && let Ok(value) = HeaderValue::from_str(&links.join(", "))
+    {
+        reply.headers.push((header::LINK, value));
+    }
+    Ok(reply)
+}
+
+/// The same query with another page number.
+fn page_url(query: Option<&str>, page: u64) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if k != "page" {
+            out.append_pair(&k, &v);
+        }
+    }
+    out.append_pair("page", &page.to_string());
+    format!("{SCHEDULES}?{}", out.finish())
+}
+
+pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: HoursQuery = query(ctx.query)?;
+    let from = date("from", q.from.as_deref())?;
+    let to = date("to", q.to.as_deref())?;
+    let days = ctx.wfs.hours_worked(ctx.key()?.company_id, from, to).await?;
+    Reply::json(StatusCode::OK, &days.into_iter().map(HoursDayItem::from).collect::<Vec<_>>())
+}
+
+pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: OvertimeQuery = query(ctx.query)?;
+    let entries = ctx.wfs.overtime_this_week(ctx.key()?.company_id, q.branch_id.as_deref()).await?;
+    Reply::json(StatusCode::OK, &entries.into_iter().map(OvertimeItem::from).collect::<Vec<_>>())
+}

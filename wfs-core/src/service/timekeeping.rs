@@ -1,0 +1,152 @@
+//! Time recording for the host application: clock-in, clock-out, breaks and overtime
+//! approval. These have no external route: an embedding application records them
+//! from its own handlers, and `/hours` and `/overtime` read them.
+//!
+//! ```no_run
+//! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, shift_id: &str) -> wfs_core::Result<()> {
+//! let tx = wfs.begin().await?;
+//! wfs.clock_in(&*tx, company, shift_id, wfs.now()).await?;
+//! tx.commit().await?;
+//! // ... later
+//! let tx = wfs.begin().await?;
+//! wfs.record_break(&*tx, company, shift_id, 30).await?;
+//! wfs.clock_out(&*tx, company, shift_id, wfs.now()).await?;
+//! tx.commit().await?;
+//! # Ok(()) }
+//! ```
+
+use crate::Wfs;
+use crate::domain::validate::number_in;
+use crate::error::{Error, Result};
+use crate::ids::{CompanyId, MembershipId};
+use crate::persistence::entity::{membership, overtime_record, shift};
+use crate::service::shifts::{Shift, find_shift, status};
+use chrono::{DateTime, NaiveDate, Utc};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use uuid::Uuid;
+
+impl Wfs {
+    /// Records the actual start of an assigned, non-cancelled shift.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown shift; [`Error::Conflict`] when it is
+    /// cancelled, unassigned or already clocked in.
+    pub async fn clock_in(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        shift_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Shift> {
+        let shift = find_shift(conn, company, shift_id).await?;
+        if shift.status == status::CANCELLED {
+            return Err(Error::conflict("Shift is cancelled"));
+        }
+        if shift.membership_id.is_none() {
+            return Err(Error::conflict("Shift has no assignee to clock in"));
+        }
+        if shift.clocked_in.is_some() {
+            return Err(Error::conflict("Shift is already clocked in"));
+        }
+        let mut active: shift::ActiveModel = shift.into();
+        active.clocked_in = Set(Some(at));
+        active.updated_at = Set(self.now());
+        Ok(active.update(conn).await?.into())
+    }
+
+    /// Records the actual end of a clocked-in shift.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] when it is not clocked in or already clocked out;
+    /// [`Error::Invalid`] when `at` is not after the clock-in.
+    pub async fn clock_out(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        shift_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Shift> {
+        let shift = find_shift(conn, company, shift_id).await?;
+        let Some(clocked_in) = shift.clocked_in else {
+            return Err(Error::conflict("Shift is not clocked in"));
+        };
+        if shift.clocked_out.is_some() {
+            return Err(Error::conflict("Shift is already clocked out"));
+        }
+        if at <= clocked_in {
+            return Err(Error::invalid("clock-out must be after clock-in"));
+        }
+        let mut active: shift::ActiveModel = shift.into();
+        active.clocked_out = Set(Some(at));
+        active.updated_at = Set(self.now());
+        Ok(active.update(conn).await?.into())
+    }
+
+    /// Adds a break to a shift's `totalBreakTime`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] unless 1 to 1440 minutes; [`Error::Conflict`] on a
+    /// cancelled shift.
+    pub async fn record_break(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        shift_id: &str,
+        minutes: i32,
+    ) -> Result<Shift> {
+        if !(1..=1440).contains(&minutes) {
+            return Err(Error::invalid("break minutes must be between 1 and 1440"));
+        }
+        let shift = find_shift(conn, company, shift_id).await?;
+        if shift.status == status::CANCELLED {
+            return Err(Error::conflict("Shift is cancelled"));
+        }
+        let total = shift.total_break_minutes.saturating_add(minutes);
+        let mut active: shift::ActiveModel = shift.into();
+        active.total_break_minutes = Set(total);
+        active.updated_at = Set(self.now());
+        Ok(active.update(conn).await?.into())
+    }
+
+    /// Records approved overtime for a member on a date; `/overtime` sums it per week.
+    /// The member's current location and role are recorded with it.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] unless 0 < hours <= 24; [`Error::NotFound`] for an unknown
+    /// membership.
+    pub async fn approve_overtime(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        member: MembershipId,
+        worked_on: NaiveDate,
+        hours: f64,
+    ) -> Result<Uuid> {
+        let hours = number_in("hours", hours, 0.0, 24.0)?;
+        if hours == 0.0 {
+            return Err(Error::invalid("hours must be more than 0"));
+        }
+        let member = membership::Entity::find_by_id(member.0)
+            .filter(membership::Column::CompanyId.eq(company.0))
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Staff member"))?;
+        let now = self.now();
+        let id = Uuid::now_v7();
+        overtime_record::ActiveModel {
+            id: Set(id),
+            company_id: Set(company.0),
+            membership_id: Set(member.id),
+            user_id: Set(member.user_id),
+            branch_id: Set(member.branch_id),
+            job_role_id: Set(member.job_role_id),
+            worked_on: Set(worked_on.format("%Y-%m-%d").to_string()),
+            hours: Set(hours),
+            approved_at: Set(Some(now)),
+            created_at: Set(now),
+        }
+        .insert(conn)
+        .await?;
+        Ok(id)
+    }
+}

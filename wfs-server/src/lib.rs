@@ -1,0 +1,6 @@
+//! The reference server's library half: the pieces `main.rs` wires together that
+//! tests and embedders may use on their own.
+//!
+//! * [`mail`]: the SMTP and log mailers, and the background outbox sender.
+
+pub mod mail;
