@@ -3,4 +3,5 @@
 //!
 //! * [`mail`]: the SMTP and log mailers, and the background outbox sender.
 
+pub mod demo;
 pub mod mail;

@@ -35,7 +35,9 @@ pub enum MailConfigError {
 impl fmt::Display for MailConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::MissingFrom => f.write_str("--mail-from (WFS_MAIL_FROM) is required with --smtp-url"),
+            Self::MissingFrom => {
+                f.write_str("--mail-from (WFS_MAIL_FROM) is required with --smtp-url")
+            }
             Self::From(e) => write!(f, "invalid --mail-from address: {e}"),
             Self::Url(e) => write!(f, "invalid --smtp-url: {e}"),
         }
@@ -155,7 +157,11 @@ impl OutboxSender {
                     match wfs.deliver_outbox(&*mailer, SEND_BATCH).await {
                         Ok(report) => {
                             if report.claimed > 0 {
-                                tracing::debug!(sent = report.sent, failed = report.failed, "outbox pass");
+                                tracing::debug!(
+                                    sent = report.sent,
+                                    failed = report.failed,
+                                    "outbox pass"
+                                );
                             }
                             if report.claimed < SEND_BATCH || *stopped.borrow() {
                                 break;

@@ -153,7 +153,11 @@ pub fn default_symbol(name: &str) -> String {
         .filter(|w| !w.is_empty())
         .collect();
     let symbol: String = match words.as_slice() {
-        [first, second, ..] => first.chars().take(1).chain(second.chars().take(1)).collect(),
+        [first, second, ..] => first
+            .chars()
+            .take(1)
+            .chain(second.chars().take(1))
+            .collect(),
         [only] => only.chars().take(2).collect(),
         [] => name.trim().chars().take(2).collect(),
     };
@@ -183,7 +187,11 @@ fn text(field: &str, v: &str, max: usize) -> Result<Option<String>> {
 }
 
 /// Validates an optional text of a patch: `Some(None)` and blank both clear.
-fn patch_text(field: &str, v: Option<Option<String>>, max: usize) -> Result<Option<Option<String>>> {
+fn patch_text(
+    field: &str,
+    v: Option<Option<String>>,
+    max: usize,
+) -> Result<Option<Option<String>>> {
     v.map(|v| Ok(v.map(|s| text(field, &s, max)).transpose()?.flatten()))
         .transpose()
 }

@@ -22,7 +22,9 @@ use crate::Wfs;
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
-use crate::persistence::entity::{company, job_role, location, member_skill, membership, skill_set, user};
+use crate::persistence::entity::{
+    company, job_role, location, member_skill, membership, skill_set, user,
+};
 use crate::service::accounts::{normalize_email, status};
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -90,7 +92,9 @@ impl StaffStatus {
         match raw.trim() {
             "1" => Ok(Self::Active),
             "0" => Ok(Self::Deactivated),
-            _ => Err(Error::invalid(format!("status must be 0 or 1 (got '{raw}')"))),
+            _ => Err(Error::invalid(format!(
+                "status must be 0 or 1 (got '{raw}')"
+            ))),
         }
     }
 
@@ -211,8 +215,19 @@ struct Lookups {
 
 impl Wfs {
     /// The company's members matching `filter`, oldest membership first (ties by id).
-    pub async fn list_staff(&self, company: CompanyId, filter: StaffFilter) -> Result<Vec<StaffMember>> {
-        type Row = (uuid::Uuid, uuid::Uuid, Option<uuid::Uuid>, Option<uuid::Uuid>, i16, i16);
+    pub async fn list_staff(
+        &self,
+        company: CompanyId,
+        filter: StaffFilter,
+    ) -> Result<Vec<StaffMember>> {
+        type Row = (
+            uuid::Uuid,
+            uuid::Uuid,
+            Option<uuid::Uuid>,
+            Option<uuid::Uuid>,
+            i16,
+            i16,
+        );
         Ok(membership::Entity::find()
             .select_only()
             .columns([
@@ -225,7 +240,9 @@ impl Wfs {
             ])
             .filter(membership::Column::CompanyId.eq(company.0))
             .filter(membership::Column::Status.eq(filter.status.as_i16()))
-            .apply_if(filter.branch_id, |q, b| q.filter(membership::Column::BranchId.eq(b.0)))
+            .apply_if(filter.branch_id, |q, b| {
+                q.filter(membership::Column::BranchId.eq(b.0))
+            })
             .apply_if(filter.job_role_id, |q, r| {
                 q.filter(membership::Column::JobRoleId.eq(r.0))
             })
@@ -301,7 +318,9 @@ impl Wfs {
         C: ConnectionTrait + TransactionTrait,
     {
         if items.is_empty() {
-            return Err(Error::invalid("the request must contain at least one staff member"));
+            return Err(Error::invalid(
+                "the request must contain at least one staff member",
+            ));
         }
         if items.len() > BULK_MAX_ITEMS {
             return Err(Error::invalid(format!(
@@ -388,10 +407,14 @@ impl Wfs {
         // Within the request, an email or userName an earlier valid item used is a
         // duplicate, whatever became of that item.
         if !lookups.emails.insert(fields.email.clone()) {
-            return Ok(Err("email appears in an earlier item of this request".into()));
+            return Ok(Err(
+                "email appears in an earlier item of this request".into()
+            ));
         }
         if !lookups.user_names.insert(fields.user_name.to_lowercase()) {
-            return Ok(Err("userName appears in an earlier item of this request".into()));
+            return Ok(Err(
+                "userName appears in an earlier item of this request".into()
+            ));
         }
         // In the store: the unique indexes decide at insert time; this read only
         // gives the usual case a clear answer without a failed insert.
@@ -585,8 +608,7 @@ fn user_name(raw: &str) -> Result<String> {
     let v = raw.trim();
     let ok = !v.is_empty()
         && v.len() <= USER_NAME_MAX
-        && v
-            .chars()
+        && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if ok {
         Ok(v.to_owned())
@@ -620,10 +642,10 @@ async fn taken(conn: &impl ConnectionTrait, f: &ValidStaff) -> Result<Option<&'s
         .select_only()
         .columns([user::Column::Email, user::Column::UserName])
         .filter(
-            user::Column::Email.eq(f.email.as_str()).or(Expr::expr(Func::lower(Expr::col(
-                user::Column::UserName,
-            )))
-            .eq(f.user_name.to_lowercase())),
+            user::Column::Email
+                .eq(f.email.as_str())
+                .or(Expr::expr(Func::lower(Expr::col(user::Column::UserName)))
+                    .eq(f.user_name.to_lowercase())),
         )
         .into_tuple()
         .one(conn)
@@ -761,7 +783,14 @@ mod tests {
     fn phones_need_the_country_code() {
         assert_eq!(phone("+1 (415) 555-0123").unwrap(), "+14155550123");
         assert_eq!(phone("+44.20.7946.0958").unwrap(), "+442079460958");
-        for bad in ["4155550123", "+", "+12", "+1415555012345678", "+1 415 CALL NOW", ""] {
+        for bad in [
+            "4155550123",
+            "+",
+            "+12",
+            "+1415555012345678",
+            "+1 415 CALL NOW",
+            "",
+        ] {
             assert!(phone(bad).is_err(), "{bad}");
         }
     }

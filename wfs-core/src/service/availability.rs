@@ -1,0 +1,181 @@
+//! What a member can do and when: unavailability intervals, verified qualifications,
+//! and removal of a membership. No external route writes these; the host
+//! application records them, and the workforce resource feed shows them. Each change
+//! gives the member's workforce resource a new version in the same transaction.
+//!
+//! ```no_run
+//! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, member: wfs_core::MembershipId) -> wfs_core::Result<()> {
+//! use chrono::{Duration, Utc};
+//! let tx = wfs.begin().await?;
+//! let skill = wfs.create_skill_set(&*tx, company, "BLS", "Basic Life Support").await?;
+//! wfs.add_qualification(&*tx, company, member, skill).await?;
+//! let start = Utc::now() + Duration::days(1);
+//! wfs.add_unavailability(&*tx, company, member, start, start + Duration::days(2), "leave").await?;
+//! tx.commit().await?;
+//! # Ok(()) }
+//! ```
+
+use crate::Wfs;
+use crate::domain::validate::{optional_text, required_text};
+use crate::error::{Error, OnConstraint, Result};
+use crate::ids::{CompanyId, MembershipId};
+use crate::persistence::entity::{member_skill, membership, skill_set, unavailability};
+use chrono::{DateTime, Utc};
+use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use uuid::Uuid;
+
+async fn find_member(conn: &impl ConnectionTrait, company: CompanyId, id: MembershipId) -> Result<membership::Model> {
+    membership::Entity::find_by_id(id.0)
+        .filter(membership::Column::CompanyId.eq(company.0))
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found("Staff member"))
+}
+
+impl Wfs {
+    /// Marks a member unavailable for the half-open interval `[start, end)`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] unless `end` is after `start`; [`Error::NotFound`] for an
+    /// unknown membership.
+    pub async fn add_unavailability(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        member: MembershipId,
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        reason: &str,
+    ) -> Result<Uuid> {
+        if end <= start {
+            return Err(Error::invalid("end must be after start"));
+        }
+        let reason = optional_text("reason", reason, 200)?;
+        find_member(conn, company, member).await?;
+        let id = Uuid::now_v7();
+        unavailability::ActiveModel {
+            id: Set(id),
+            company_id: Set(company.0),
+            membership_id: Set(member.0),
+            start_at: Set(start),
+            end_at: Set(end),
+            reason: Set(reason),
+            created_at: Set(self.now()),
+        }
+        .insert(conn)
+        .await?;
+        self.bump_membership(conn, company, member).await?;
+        Ok(id)
+    }
+
+    /// Removes an unavailability interval.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown or other company's interval.
+    pub async fn remove_unavailability(&self, conn: &impl ConnectionTrait, company: CompanyId, id: Uuid) -> Result<()> {
+        let found = unavailability::Entity::find_by_id(id)
+            .filter(unavailability::Column::CompanyId.eq(company.0))
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Unavailability"))?;
+        unavailability::Entity::delete_by_id(id).exec(conn).await?;
+        self.bump_membership(conn, company, found.membership_id.into()).await
+    }
+
+    /// Adds a skill set to the company's catalogue (bulk staff may then assign it by
+    /// id, and qualifications refer to it).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a blank code or name.
+    pub async fn create_skill_set(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        code: &str,
+        name: &str,
+    ) -> Result<Uuid> {
+        let id = Uuid::now_v7();
+        skill_set::ActiveModel {
+            id: Set(id),
+            company_id: Set(company.0),
+            code: Set(required_text("code", code, 50)?),
+            name: Set(required_text("name", name, 200)?),
+            created_at: Set(self.now()),
+        }
+        .insert(conn)
+        .await?;
+        Ok(id)
+    }
+
+    /// Records a verified qualification: the member holds the skill set, checked. An
+    /// unverified assignment (from bulk staff) becomes verified.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown membership or skill set.
+    pub async fn add_qualification(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        member: MembershipId,
+        skill_set: Uuid,
+    ) -> Result<()> {
+        find_member(conn, company, member).await?;
+        skill_set::Entity::find_by_id(skill_set)
+            .filter(skill_set::Column::CompanyId.eq(company.0))
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Skill set"))?;
+        let now = self.now();
+        let existing = member_skill::Entity::find_by_id((member.0, skill_set)).one(conn).await?;
+        match existing {
+            Some(row) if row.verified_at.is_some() => return Ok(()),
+            Some(row) => {
+                let mut active: member_skill::ActiveModel = row.into();
+                active.verified_at = Set(Some(now));
+                active.update(conn).await?;
+            }
+            None => {
+                member_skill::ActiveModel {
+                    membership_id: Set(member.0),
+                    skill_set_id: Set(skill_set),
+                    verified_at: Set(Some(now)),
+                    created_at: Set(now),
+                }
+                .insert(conn)
+                .await
+                .on_unique_violation(|| "qualification was added concurrently".into())?;
+            }
+        }
+        self.bump_membership(conn, company, member).await
+    }
+
+    /// Removes a member's qualification (verified or not).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when the member does not hold it.
+    pub async fn remove_qualification(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        member: MembershipId,
+        skill_set: Uuid,
+    ) -> Result<()> {
+        find_member(conn, company, member).await?;
+        let deleted = member_skill::Entity::delete_by_id((member.0, skill_set)).exec(conn).await?.rows_affected;
+        if deleted == 0 {
+            return Err(Error::not_found("Qualification"));
+        }
+        self.bump_membership(conn, company, member).await
+    }
+
+    /// Deletes a membership for good (the user account stays). Its shifts keep their
+    /// history without an assignee link; its unavailability and qualifications go.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown membership.
+    pub async fn delete_membership(&self, conn: &impl ConnectionTrait, company: CompanyId, member: MembershipId) -> Result<()> {
+        find_member(conn, company, member).await?;
+        membership::Entity::delete_by_id(member.0).exec(conn).await?;
+        Ok(())
+    }
+}
