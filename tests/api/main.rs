@@ -6,12 +6,15 @@
 
 mod helpers;
 
+mod host_api;
+
 mod api_keys;
 mod embedding;
 mod idempotency;
 mod isolation;
 mod job_roles;
 mod locations;
+mod privacy;
 mod schedules;
 mod shifts;
 mod staff;

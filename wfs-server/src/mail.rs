@@ -55,7 +55,7 @@ impl std::error::Error for MailConfigError {
 }
 
 /// The mailer the server's options ask for: SMTP when `smtp_url` is set, else the
-/// log.
+/// log. Call it inside a Tokio runtime (see [`SmtpMailer::new`]).
 ///
 /// # Errors
 /// [`MailConfigError`] for an SMTP URL without a sender, a bad sender or a bad URL.
@@ -83,7 +83,8 @@ pub struct SmtpMailer {
 }
 
 impl SmtpMailer {
-    /// A mailer for the SMTP server at `url`, sending as `from`.
+    /// A mailer for the SMTP server at `url`, sending as `from`. Call it inside a
+    /// Tokio runtime: the connection pool runs as a task.
     ///
     /// # Errors
     /// [`MailConfigError::Url`] or [`MailConfigError::From`].

@@ -1,0 +1,140 @@
+//! `/hours` over a large store: `cargo bench --bench hours`.
+//!
+//! Loads `BENCH_SHIFTS` shifts (default 1,000,000) spread over a year into a file
+//! SQLite (or `WFS_BENCH_DATABASE_URL`), 80 % of them confirmed with clock times, then
+//! times `GET /external/v1/hours` for 31 days through the tower service. The answer
+//! is aggregated by SQL on the partial index `ix_shifts_hours`; nothing loads the
+//! shifts into memory. Without `--bench` (under `cargo test`) it runs small.
+
+use bytes::Bytes;
+use chrono::{Duration, TimeZone, Utc};
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use std::time::Instant;
+use tower::ServiceExt;
+use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
+use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::api_keys::NewApiKey;
+use wfs_core::service::job_roles::NewJobRole;
+use wfs_core::service::locations::NewLocation;
+use wfs_core::service::shifts::NewShiftSlot;
+use wfs_core::{AdminPrincipal, Store, StoreOptions, Wfs};
+use wfs_tower::WfsService;
+
+#[tokio::main]
+async fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    let total: usize = std::env::var("BENCH_SHIFTS").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 1_000_000 } else { 5_000 });
+    let dir = tempfile::tempdir().unwrap();
+    let url = std::env::var("WFS_BENCH_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("hours.db").display()));
+    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+    store.migrate().await.unwrap();
+    let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
+
+    let tx = wfs.begin().await.unwrap();
+    let email = format!("hours-{}@bench.test", uuid::Uuid::new_v4().simple());
+    let admin = NewCompanyAdmin { company_name: "Bench".into(), email, password: "bench-password".into(), first_name: "B".into(), last_name: "B".into() };
+    let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
+    let principal = AdminPrincipal { user_id: company.user_id, company_id: company.company_id };
+    let key = wfs.create_api_key(&*tx, principal, NewApiKey { name: "bench".into(), ..Default::default() }).await.unwrap();
+    let location = wfs.create_location(&*tx, company.company_id, NewLocation { name: "L".into(), ..Default::default() }).await.unwrap();
+    let role = wfs.create_job_role(&*tx, company.company_id, NewJobRole { title: "R".into(), ..Default::default() }).await.unwrap();
+    let slot = NewShiftSlot {
+        branch_id: location.location.id.to_string(),
+        job_role_id: role.id.to_string(),
+        start_time: "08:00".into(),
+        end_time: "16:00".into(),
+        book_date: "2026-01-05".into(),
+        day_of_week: 1,
+        max_staff_required: 1,
+        time_zone: "UTC".into(),
+        shift_name: "S".into(),
+        shift_color: "#000".into(),
+        unpaid_break: 0,
+        ..Default::default()
+    };
+    let (slot, _) = wfs.create_shift_slot(&*tx, company.company_id, slot).await.unwrap();
+    tx.commit().await.unwrap();
+
+    // Bulk load: multi-row inserts in large transactions.
+    let started = Instant::now();
+    let year_start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+    let per_row = 12;
+    let rows_per_stmt = 500;
+    let conn = wfs.store().conn();
+    let backend = conn.get_database_backend();
+    let mut done = 0;
+    while done < total {
+        let tx = wfs.begin().await.unwrap();
+        for _ in 0..40 {
+            let n = rows_per_stmt.min(total - done);
+            if n == 0 {
+                break;
+            }
+            let mut sql = String::from(
+                "INSERT INTO shifts (id, company_id, slot_id, branch_id, job_role_id, book_date, status, start_at, end_at, clocked_in, clocked_out, created_at, updated_at, total_break_minutes) VALUES ",
+            );
+            let mut values: Vec<Value> = Vec::with_capacity(n * per_row);
+            for i in 0..n {
+                let k = done + i;
+                let start = year_start + Duration::minutes((k as i64 * 525_600 / total as i64).max(0));
+                let end = start + Duration::hours(8);
+                let confirmed = k % 5 != 0;
+                let base = i * per_row;
+                if i > 0 {
+                    sql.push(',');
+                }
+                sql.push_str(&format!(
+                    "(${},${},${},${},${},${},${},${},${},${},${},${},${},0)",
+                    base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9, base + 10, base + 11, base + 12, base + 12
+                ));
+                values.extend([
+                    uuid::Uuid::now_v7().into(),
+                    company.company_id.0.into(),
+                    slot.slot.id.into(),
+                    location.location.id.0.into(),
+                    role.id.0.into(),
+                    start.format("%Y-%m-%d").to_string().into(),
+                    (if confirmed { "confirmed" } else { "pending" }).into(),
+                    start.into(),
+                    end.into(),
+                    (confirmed.then(|| start + Duration::minutes((k % 11) as i64))).into(),
+                    (confirmed.then(|| end + Duration::minutes((k % 23) as i64 - 11))).into(),
+                    start.into(),
+                ]);
+            }
+            tx.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+            done += n;
+        }
+        tx.commit().await.unwrap();
+    }
+    println!("loaded {total} shifts in {:.1} s", started.elapsed().as_secs_f64());
+
+    let svc = WfsService::new(wfs);
+    let path = "/external/v1/hours?from=2026-06-01&to=2026-07-01";
+    let mut timings = Vec::new();
+    let mut body = serde_json::Value::Null;
+    for _ in 0..7 {
+        let req = Request::get(path)
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", key.client_secret.expose())
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let t = Instant::now();
+        let res = svc.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        body = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        timings.push(t.elapsed());
+    }
+    let days = body.as_array().unwrap();
+    assert_eq!(days.len(), 31);
+    let hours: f64 = days.iter().map(|d| d["hours"].as_f64().unwrap()).sum();
+    timings.sort();
+    println!(
+        "GET /hours for 31 days over {total} shifts: median {:?}, min {:?}, max {:?} ({hours:.0} hours in the window)",
+        timings[timings.len() / 2],
+        timings[0],
+        timings[timings.len() - 1]
+    );
+}
