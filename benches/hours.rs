@@ -24,22 +24,68 @@ use wfs_tower::WfsService;
 #[tokio::main]
 async fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
-    let total: usize = std::env::var("BENCH_SHIFTS").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 1_000_000 } else { 5_000 });
+    let total: usize = std::env::var("BENCH_SHIFTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if benching { 1_000_000 } else { 5_000 });
     let dir = tempfile::tempdir().unwrap();
-    let url = std::env::var("WFS_BENCH_DATABASE_URL")
-        .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("hours.db").display()));
+    let url = std::env::var("WFS_BENCH_DATABASE_URL").unwrap_or_else(|_| {
+        format!(
+            "sqlite://{}?mode=rwc",
+            dir.path().join("hours.db").display()
+        )
+    });
     let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
     store.migrate().await.unwrap();
     let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
 
     let tx = wfs.begin().await.unwrap();
     let email = format!("hours-{}@bench.test", uuid::Uuid::new_v4().simple());
-    let admin = NewCompanyAdmin { company_name: "Bench".into(), email, password: "bench-password".into(), first_name: "B".into(), last_name: "B".into() };
+    let admin = NewCompanyAdmin {
+        company_name: "Bench".into(),
+        email,
+        password: "bench-password".into(),
+        first_name: "B".into(),
+        last_name: "B".into(),
+    };
     let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
-    let principal = AdminPrincipal { user_id: company.user_id, company_id: company.company_id };
-    let key = wfs.create_api_key(&*tx, principal, NewApiKey { name: "bench".into(), ..Default::default() }).await.unwrap();
-    let location = wfs.create_location(&*tx, company.company_id, NewLocation { name: "L".into(), ..Default::default() }).await.unwrap();
-    let role = wfs.create_job_role(&*tx, company.company_id, NewJobRole { title: "R".into(), ..Default::default() }).await.unwrap();
+    let principal = AdminPrincipal {
+        user_id: company.user_id,
+        company_id: company.company_id,
+    };
+    let key = wfs
+        .create_api_key(
+            &*tx,
+            principal,
+            NewApiKey {
+                name: "bench".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let location = wfs
+        .create_location(
+            &*tx,
+            company.company_id,
+            NewLocation {
+                name: "L".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let role = wfs
+        .create_job_role(
+            &*tx,
+            company.company_id,
+            NewJobRole {
+                title: "R".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let slot = NewShiftSlot {
         branch_id: location.location.id.to_string(),
         job_role_id: role.id.to_string(),
@@ -54,7 +100,10 @@ async fn main() {
         unpaid_break: 0,
         ..Default::default()
     };
-    let (slot, _) = wfs.create_shift_slot(&*tx, company.company_id, slot).await.unwrap();
+    let (slot, _) = wfs
+        .create_shift_slot(&*tx, company.company_id, slot)
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     // Bulk load: multi-row inserts in large transactions.
@@ -78,7 +127,8 @@ async fn main() {
             let mut values: Vec<Value> = Vec::with_capacity(n * per_row);
             for i in 0..n {
                 let k = done + i;
-                let start = year_start + Duration::minutes((k as i64 * 525_600 / total as i64).max(0));
+                let start =
+                    year_start + Duration::minutes((k as i64 * 525_600 / total as i64).max(0));
                 let end = start + Duration::hours(8);
                 let confirmed = k % 5 != 0;
                 let base = i * per_row;
@@ -87,7 +137,19 @@ async fn main() {
                 }
                 sql.push_str(&format!(
                     "(${},${},${},${},${},${},${},${},${},${},${},${},${},0)",
-                    base + 1, base + 2, base + 3, base + 4, base + 5, base + 6, base + 7, base + 8, base + 9, base + 10, base + 11, base + 12, base + 12
+                    base + 1,
+                    base + 2,
+                    base + 3,
+                    base + 4,
+                    base + 5,
+                    base + 6,
+                    base + 7,
+                    base + 8,
+                    base + 9,
+                    base + 10,
+                    base + 11,
+                    base + 12,
+                    base + 12
                 ));
                 values.extend([
                     uuid::Uuid::now_v7().into(),
@@ -104,12 +166,17 @@ async fn main() {
                     start.into(),
                 ]);
             }
-            tx.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+            tx.execute_raw(Statement::from_sql_and_values(backend, sql, values))
+                .await
+                .unwrap();
             done += n;
         }
         tx.commit().await.unwrap();
     }
-    println!("loaded {total} shifts in {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "loaded {total} shifts in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     let svc = WfsService::new(wfs);
     let path = "/external/v1/hours?from=2026-06-01&to=2026-07-01";
@@ -124,7 +191,8 @@ async fn main() {
         let t = Instant::now();
         let res = svc.clone().oneshot(req).await.unwrap();
         assert_eq!(res.status(), 200);
-        body = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        body =
+            serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
         timings.push(t.elapsed());
     }
     let days = body.as_array().unwrap();

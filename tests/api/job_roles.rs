@@ -213,3 +213,70 @@ async fn validation_comes_before_the_id_lookup() {
         .await
         .assert_status(400);
 }
+
+async fn resource_version(app: &TestApp, membership: &str) -> i64 {
+    use wfs_core::persistence::entity::membership;
+    use wfs_core::sea_orm::EntityTrait;
+    let id: uuid::Uuid = membership.parse().unwrap();
+    membership::Entity::find_by_id(id)
+        .one(app.wfs.store().conn())
+        .await
+        .unwrap()
+        .unwrap()
+        .resource_version
+}
+
+#[tokio::test]
+async fn renaming_a_role_gives_each_holder_a_new_resource_version() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Acme").await;
+    let key = app.key(&company).await;
+    let role = app.create_role(&key, "Nurse").await;
+    let branch = app.seed_location(&company, "North").await;
+    let bulk = app
+        .post(
+            &key,
+            "/external/v1/staff/bulk",
+            &json!([{"firstName": "A", "lastName": "B", "userName": "ab1", "email": "ab1@x.test", "phone": "+4915112345678",
+                     "gender": "male", "countryId": "DE", "assignedBranchId": branch, "jobRoleId": role, "privilege": 3}]),
+        )
+        .await;
+    assert_eq!(bulk.body["success"], 1, "{}", bulk.body);
+    let holder = app
+        .get(&key, "/external/v1/staff")
+        .await
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["jobRoleId"] == role.as_str())
+        .unwrap()["membershipId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let before = resource_version(&app, &holder).await;
+
+    app.patch(
+        &key,
+        &format!("{ROLES}/{role}"),
+        &json!({"weeklyHours": 20}),
+    )
+    .await
+    .assert_status(200);
+    assert_eq!(
+        resource_version(&app, &holder).await,
+        before,
+        "hours are not part of the resource"
+    );
+    app.patch(
+        &key,
+        &format!("{ROLES}/{role}"),
+        &json!({"title": "Senior Nurse"}),
+    )
+    .await
+    .assert_status(200);
+    assert!(
+        resource_version(&app, &holder).await > before,
+        "the title is"
+    );
+}

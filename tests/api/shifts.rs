@@ -19,7 +19,13 @@ async fn setup() -> Setup {
     let key = app.key(&company).await;
     let branch = app.seed_location(&company, "North Clinic").await;
     let role = app.create_role(&key, "Nurse").await;
-    Setup { app, company, key, branch, role }
+    Setup {
+        app,
+        company,
+        key,
+        branch,
+        role,
+    }
 }
 
 /// A Monday day slot in Berlin unless overridden.
@@ -36,7 +42,14 @@ fn slot_body(s: &Setup, overrides: Value) -> Value {
 }
 
 async fn create_slot(s: &Setup, overrides: Value) -> Value {
-    let res = s.app.post(&s.key, "/external/v1/shifts/slots", &slot_body(s, overrides)).await;
+    let res = s
+        .app
+        .post(
+            &s.key,
+            "/external/v1/shifts/slots",
+            &slot_body(s, overrides),
+        )
+        .await;
     res.assert_status(201);
     res.body
 }
@@ -69,12 +82,22 @@ async fn slots_are_listed_with_their_location_and_role_and_can_be_filtered() {
     let s = setup().await;
     let other_branch = s.app.seed_location(&s.company, "South Clinic").await;
     let created = create_slot(&s, json!({"hours": 7.5, "writeUp": "bring badge"})).await;
-    create_slot(&s, json!({"branchId": other_branch, "startTime": "22:00", "endTime": "06:00"})).await;
+    create_slot(
+        &s,
+        json!({"branchId": other_branch, "startTime": "22:00", "endTime": "06:00"}),
+    )
+    .await;
 
     let all = s.app.get(&s.key, SHIFTS).await;
     all.assert_status(200);
     assert_eq!(all.body.as_array().unwrap().len(), 2);
-    let day = all.body.as_array().unwrap().iter().find(|x| x["id"] == created["slotId"]).unwrap();
+    let day = all
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] == created["slotId"])
+        .unwrap();
     assert_eq!(
         *day,
         json!({
@@ -85,14 +108,29 @@ async fn slots_are_listed_with_their_location_and_role_and_can_be_filtered() {
             "jobRole": {"id": s.role, "title": "Nurse"}
         })
     );
-    let night = all.body.as_array().unwrap().iter().find(|x| x["id"] != created["slotId"]).unwrap();
+    let night = all
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["id"] != created["slotId"])
+        .unwrap();
     assert_eq!(night["hours"], 8, "overnight 22:00-06:00 without override");
 
-    let by_branch = s.app.get(&s.key, &format!("{SHIFTS}?branchId={other_branch}")).await;
+    let by_branch = s
+        .app
+        .get(&s.key, &format!("{SHIFTS}?branchId={other_branch}"))
+        .await;
     assert_eq!(by_branch.body.as_array().unwrap().len(), 1);
-    let by_role = s.app.get(&s.key, &format!("{SHIFTS}?jobRoleId={}", s.role)).await;
+    let by_role = s
+        .app
+        .get(&s.key, &format!("{SHIFTS}?jobRoleId={}", s.role))
+        .await;
     assert_eq!(by_role.body.as_array().unwrap().len(), 2);
-    for unknown in [format!("branchId={}", uuid::Uuid::now_v7()), "jobRoleId=nope".into()] {
+    for unknown in [
+        format!("branchId={}", uuid::Uuid::now_v7()),
+        "jobRoleId=nope".into(),
+    ] {
         let res = s.app.get(&s.key, &format!("{SHIFTS}?{unknown}")).await;
         res.assert_status(200);
         assert_eq!(res.body, json!([]));
@@ -110,7 +148,10 @@ async fn one_shift_is_read_by_shift_id_and_unknown_ids_are_404() {
     res.assert_status(200);
     assert_eq!(res.body, created["shift"]);
     for unknown in [uuid::Uuid::now_v7().to_string(), "garbage".into()] {
-        s.app.get(&s.key, &format!("{SHIFTS}?shiftId={unknown}")).await.assert_error(404, "Shift not found");
+        s.app
+            .get(&s.key, &format!("{SHIFTS}?shiftId={unknown}"))
+            .await
+            .assert_error(404, "Shift not found");
     }
 }
 
@@ -132,16 +173,34 @@ async fn invalid_slots_are_400_naming_the_field() {
         (json!({"openShift": "yes"}), "openShift"),
         (json!({"branchId": null}), "branchId"),
     ] {
-        let res = s.app.post(&s.key, "/external/v1/shifts/slots", &slot_body(&s, overrides.clone())).await;
+        let res = s
+            .app
+            .post(
+                &s.key,
+                "/external/v1/shifts/slots",
+                &slot_body(&s, overrides.clone()),
+            )
+            .await;
         res.assert_status(400);
-        assert!(res.error_message().contains(field), "{overrides}: {}", res.error_message());
+        assert!(
+            res.error_message().contains(field),
+            "{overrides}: {}",
+            res.error_message()
+        );
     }
     let mut missing = slot_body(&s, json!({}));
     missing.as_object_mut().unwrap().remove("timeZone");
-    let res = s.app.post(&s.key, "/external/v1/shifts/slots", &missing).await;
+    let res = s
+        .app
+        .post(&s.key, "/external/v1/shifts/slots", &missing)
+        .await;
     res.assert_status(400);
     assert!(res.error_message().contains("timeZone"));
-    assert_eq!(s.app.get(&s.key, SHIFTS).await.body, json!([]), "nothing created");
+    assert_eq!(
+        s.app.get(&s.key, SHIFTS).await.body,
+        json!([]),
+        "nothing created"
+    );
 }
 
 #[tokio::test]
@@ -154,11 +213,21 @@ async fn slots_must_reference_the_companys_location_and_role() {
 
     for (overrides, message) in [
         (json!({"branchId": foreign_branch}), "Location not found"),
-        (json!({"branchId": uuid::Uuid::now_v7()}), "Location not found"),
+        (
+            json!({"branchId": uuid::Uuid::now_v7()}),
+            "Location not found",
+        ),
         (json!({"branchId": "not-an-id"}), "Location not found"),
         (json!({"jobRoleId": foreign_role}), "Job role not found"),
     ] {
-        let res = s.app.post(&s.key, "/external/v1/shifts/slots", &slot_body(&s, overrides)).await;
+        let res = s
+            .app
+            .post(
+                &s.key,
+                "/external/v1/shifts/slots",
+                &slot_body(&s, overrides),
+            )
+            .await;
         res.assert_error(404, message);
     }
 }
@@ -193,7 +262,10 @@ async fn booking_assignees_fills_open_places_first_then_adds_shifts() {
     assert_eq!(res.body["date"], "2026-11-23");
     let shifts = res.body["shifts"].as_array().unwrap();
     assert_eq!(shifts.len(), 2);
-    assert_eq!(shifts[0]["id"], open_place, "the open place is filled first");
+    assert_eq!(
+        shifts[0]["id"], open_place,
+        "the open place is filled first"
+    );
     assert_eq!(shifts[0]["userId"], ada.as_str());
     assert_eq!(shifts[1]["userId"], bob.as_str());
     for shift in shifts {
@@ -215,15 +287,25 @@ async fn a_slot_never_holds_more_than_max_staff_required() {
     open.assert_status(200);
     assert_eq!(open.body["shifts"][0]["status"], "pending");
     assert_eq!(open.body["shifts"][0]["userId"], Value::Null);
-    book(&s, json!({"slotId": slot, "date": "2026-11-23"})).await.assert_error(409, "Shift slot is full on the selected day");
+    book(&s, json!({"slotId": slot, "date": "2026-11-23"}))
+        .await
+        .assert_error(409, "Shift slot is full on the selected day");
 
     // Two assignees take the two open places; a third does not fit.
     book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}, {"userId": bob}]})).await.assert_status(200);
-    book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": cy}]}))
-        .await
-        .assert_error(409, "Shift slot is full on the selected day");
+    book(
+        &s,
+        json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": cy}]}),
+    )
+    .await
+    .assert_error(409, "Shift slot is full on the selected day");
     // Another date has its own places.
-    book(&s, json!({"slotId": slot, "date": "2026-11-30", "assignees": [{"userId": cy}]})).await.assert_status(200);
+    book(
+        &s,
+        json!({"slotId": slot, "date": "2026-11-30", "assignees": [{"userId": cy}]}),
+    )
+    .await
+    .assert_status(200);
 }
 
 #[tokio::test]
@@ -234,26 +316,50 @@ async fn assignees_must_be_active_members_booked_once() {
     let other = s.app.company("Globex").await;
     let (_, stranger) = s.app.seed_member(&other, "Stranger").await;
 
-    for user in [stranger.clone(), uuid::Uuid::now_v7().to_string(), "nope".into()] {
-        book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": user}]}))
-            .await
-            .assert_error(404, "Staff member not found");
+    for user in [
+        stranger.clone(),
+        uuid::Uuid::now_v7().to_string(),
+        "nope".into(),
+    ] {
+        book(
+            &s,
+            json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": user}]}),
+        )
+        .await
+        .assert_error(404, "Staff member not found");
     }
     book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}, {"userId": ada}]})).await.assert_status(409);
-    book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}]})).await.assert_status(200);
-    book(&s, json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}]})).await.assert_status(409);
+    book(
+        &s,
+        json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}]}),
+    )
+    .await
+    .assert_status(200);
+    book(
+        &s,
+        json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userId": ada}]}),
+    )
+    .await
+    .assert_status(409);
 
     // A deactivated member cannot be booked.
     use wfs_core::sea_orm::{ConnectionTrait, Statement};
     let conn = s.app.wfs.store().conn();
     let backend = conn.get_database_backend();
     let id: uuid::Uuid = membership.parse().unwrap();
-    conn.execute_raw(Statement::from_sql_and_values(backend, "UPDATE memberships SET status = 0 WHERE id = $1", [id.into()]))
-        .await
-        .unwrap();
-    book(&s, json!({"slotId": slot, "date": "2026-11-30", "assignees": [{"userId": ada}]}))
-        .await
-        .assert_error(404, "Staff member not found");
+    conn.execute_raw(Statement::from_sql_and_values(
+        backend,
+        "UPDATE memberships SET status = 0 WHERE id = $1",
+        [id.into()],
+    ))
+    .await
+    .unwrap();
+    book(
+        &s,
+        json!({"slotId": slot, "date": "2026-11-30", "assignees": [{"userId": ada}]}),
+    )
+    .await
+    .assert_error(404, "Staff member not found");
 }
 
 #[tokio::test]
@@ -264,15 +370,27 @@ async fn booking_validates_before_looking_up() {
         (json!({"slotId": slot, "date": "23/11/2026"}), "date"),
         (json!({"slotId": slot}), "date"),
         (json!({"date": "2026-11-23"}), "slotId"),
-        (json!({"slotId": slot, "date": "2026-11-23", "reminders": [{"minutesBefore": -1}]}), "minutesBefore"),
-        (json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userName": "x"}]}), "userId"),
+        (
+            json!({"slotId": slot, "date": "2026-11-23", "reminders": [{"minutesBefore": -1}]}),
+            "minutesBefore",
+        ),
+        (
+            json!({"slotId": slot, "date": "2026-11-23", "assignees": [{"userName": "x"}]}),
+            "userId",
+        ),
     ] {
         let res = book(&s, body.clone()).await;
         res.assert_status(400);
-        assert!(res.error_message().contains(field), "{body}: {}", res.error_message());
+        assert!(
+            res.error_message().contains(field),
+            "{body}: {}",
+            res.error_message()
+        );
     }
     for unknown in [uuid::Uuid::now_v7().to_string(), "nope".into()] {
-        book(&s, json!({"slotId": unknown, "date": "2026-11-23"})).await.assert_error(404, "Shift slot not found");
+        book(&s, json!({"slotId": unknown, "date": "2026-11-23"}))
+            .await
+            .assert_error(404, "Shift slot not found");
     }
 }
 
@@ -282,7 +400,9 @@ async fn cancelling_a_shift_marks_it_cancelled_and_frees_its_place() {
     let created = create_slot(&s, json!({"maxStaffRequired": 1})).await;
     let slot = created["slotId"].clone();
     let id = created["shift"]["id"].as_str().unwrap().to_owned();
-    book(&s, json!({"slotId": slot, "date": "2026-11-23"})).await.assert_status(409);
+    book(&s, json!({"slotId": slot, "date": "2026-11-23"}))
+        .await
+        .assert_status(409);
 
     let res = s.app.delete(&s.key, &format!("{SHIFTS}/{id}")).await;
 
@@ -290,10 +410,18 @@ async fn cancelling_a_shift_marks_it_cancelled_and_frees_its_place() {
     assert_eq!(res.body, json!({"message": "Shift cancelled"}));
     let read = s.app.get(&s.key, &format!("{SHIFTS}?shiftId={id}")).await;
     assert_eq!(read.body["status"], "cancelled");
-    s.app.delete(&s.key, &format!("{SHIFTS}/{id}")).await.assert_error(409, "Shift is already cancelled");
-    book(&s, json!({"slotId": slot, "date": "2026-11-23"})).await.assert_status(200);
+    s.app
+        .delete(&s.key, &format!("{SHIFTS}/{id}"))
+        .await
+        .assert_error(409, "Shift is already cancelled");
+    book(&s, json!({"slotId": slot, "date": "2026-11-23"}))
+        .await
+        .assert_status(200);
     for unknown in [uuid::Uuid::now_v7().to_string(), "nope".into()] {
-        s.app.delete(&s.key, &format!("{SHIFTS}/{unknown}")).await.assert_error(404, "Shift not found");
+        s.app
+            .delete(&s.key, &format!("{SHIFTS}/{unknown}"))
+            .await
+            .assert_error(404, "Shift not found");
     }
 }
 
@@ -304,19 +432,33 @@ async fn overnight_shifts_across_dst_changes_get_their_real_length() {
     let body = json!({"timeZone": "America/New_York", "startTime": "22:00", "endTime": "06:00", "dayOfWeek": 6, "bookDate": "2026-03-07"});
     let spring = create_slot(&s, body).await;
     assert_eq!(spring["shift"]["start"], "2026-03-08T03:00:00Z");
-    assert_eq!(spring["shift"]["end"], "2026-03-08T10:00:00Z", "7 hours across spring-forward");
+    assert_eq!(
+        spring["shift"]["end"], "2026-03-08T10:00:00Z",
+        "7 hours across spring-forward"
+    );
 
-    let fall = book(&s, json!({"slotId": spring["slotId"], "date": "2026-10-31"})).await;
+    let fall = book(
+        &s,
+        json!({"slotId": spring["slotId"], "date": "2026-10-31"}),
+    )
+    .await;
     fall.assert_status(200);
     assert_eq!(fall.body["shifts"][0]["start"], "2026-11-01T02:00:00Z");
-    assert_eq!(fall.body["shifts"][0]["end"], "2026-11-01T11:00:00Z", "9 hours across fall-back");
+    assert_eq!(
+        fall.body["shifts"][0]["end"], "2026-11-01T11:00:00Z",
+        "9 hours across fall-back"
+    );
 
     // A slot starting inside the spring-forward gap moves forward by the gap.
     let gap = create_slot(&s, json!({"timeZone": "America/New_York", "startTime": "02:30", "endTime": "10:00", "dayOfWeek": 0, "bookDate": "2026-03-08"})).await;
     assert_eq!(gap["shift"]["start"], "2026-03-08T07:30:00Z", "03:30 EDT");
 
     // A half-hour zone.
-    let kolkata = create_slot(&s, json!({"timeZone": "Asia/Kolkata", "startTime": "09:00", "endTime": "17:00"})).await;
+    let kolkata = create_slot(
+        &s,
+        json!({"timeZone": "Asia/Kolkata", "startTime": "09:00", "endTime": "17:00"}),
+    )
+    .await;
     assert_eq!(kolkata["shift"]["start"], "2026-11-23T03:30:00Z");
 }
 
@@ -329,11 +471,27 @@ async fn another_companys_slots_and_shifts_are_unknown() {
     let shift_id = created["shift"]["id"].as_str().unwrap();
 
     assert_eq!(s.app.get(&other_key, SHIFTS).await.body, json!([]));
-    s.app.get(&other_key, &format!("{SHIFTS}?shiftId={shift_id}")).await.assert_error(404, "Shift not found");
-    s.app.delete(&other_key, &format!("{SHIFTS}/{shift_id}")).await.assert_error(404, "Shift not found");
     s.app
-        .post(&other_key, "/external/v1/shifts/book", &json!({"slotId": created["slotId"], "date": "2026-11-23"}))
+        .get(&other_key, &format!("{SHIFTS}?shiftId={shift_id}"))
+        .await
+        .assert_error(404, "Shift not found");
+    s.app
+        .delete(&other_key, &format!("{SHIFTS}/{shift_id}"))
+        .await
+        .assert_error(404, "Shift not found");
+    s.app
+        .post(
+            &other_key,
+            "/external/v1/shifts/book",
+            &json!({"slotId": created["slotId"], "date": "2026-11-23"}),
+        )
         .await
         .assert_error(404, "Shift slot not found");
-    assert_eq!(s.app.get(&other_key, &format!("{SHIFTS}?branchId={}", s.branch)).await.body, json!([]));
+    assert_eq!(
+        s.app
+            .get(&other_key, &format!("{SHIFTS}?branchId={}", s.branch))
+            .await
+            .body,
+        json!([])
+    );
 }

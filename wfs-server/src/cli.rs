@@ -20,6 +20,8 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Create a company and its super admin; prints {"companyId":...,"userId":...}.
     CreateAdmin(CreateAdminArgs),
+    /// Fill the database with a demo company (once), print how to sign in, then serve.
+    Demo(ServeArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,9 +9,12 @@ use clap::Parser;
 use cli::{Cli, Command, CreateAdminArgs, DatabaseArgs, ServeArgs};
 use rand::RngCore;
 use std::process::ExitCode;
+use std::sync::Arc;
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::auth::MIN_SECRET_LEN;
+use wfs_core::service::outbox::Mailer;
 use wfs_core::{Store, StoreOptions, Wfs};
+use wfs_server::demo::{ADMIN_EMAIL, ADMIN_PASSWORD, Outcome};
 use wfs_server::mail;
 
 #[tokio::main]
@@ -21,6 +24,7 @@ async fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args).await,
         None => serve(cli.serve).await,
         Some(Command::CreateAdmin(args)) => create_admin(args).await,
+        Some(Command::Demo(args)) => demo(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -61,12 +65,53 @@ fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<(), BoxError> {
+/// What `serve` and `demo` share: logs, secrets, mailer and a migrated store.
+async fn start(args: &ServeArgs) -> Result<(Wfs, Arc<dyn Mailer>), BoxError> {
     telemetry::init(&args.log_format);
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
     let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;
     let store = open(&args.db).await?;
-    let wfs = Wfs::new(store, &secret)?;
+    Ok((Wfs::new(store, &secret)?, mailer))
+}
+
+async fn serve(args: ServeArgs) -> Result<(), BoxError> {
+    let (wfs, mailer) = start(&args).await?;
+    serve::run(&args, wfs, mailer).await
+}
+
+async fn demo(args: ServeArgs) -> Result<(), BoxError> {
+    let (wfs, mailer) = start(&args).await?;
+    let base = format!("http://{}", args.bind);
+    match wfs_server::demo::seed(&wfs)
+        .await
+        .map_err(|e| -> BoxError { e })?
+    {
+        Outcome::Created {
+            client_id,
+            client_secret,
+            ..
+        } => {
+            println!("Demo company \"Harborview Health\" created.");
+            println!(
+                "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'"
+            );
+            println!("API key (all scopes; the secret is shown only now):");
+            println!("  x-api-key:    {client_id}");
+            println!("  x-api-secret: {client_secret}");
+            println!(
+                "Try:      curl {base}/external/v1/staff -H 'x-api-key: {client_id}' -H 'x-api-secret: {client_secret}'"
+            );
+        }
+        Outcome::AlreadyPresent => {
+            println!("The demo company is already in this database; nothing was added.");
+            println!(
+                "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'"
+            );
+            println!(
+                "Its API key was printed by the first run; create another with POST /external/v1/auth/keys."
+            );
+        }
+    }
     serve::run(&args, wfs, mailer).await
 }
 

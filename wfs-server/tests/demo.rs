@@ -28,17 +28,46 @@ async fn the_demo_fills_every_read_route_once() {
     store.migrate().await.unwrap();
     let wfs = Wfs::new(store, b"demo-test-secret-demo-test-secret!!").unwrap();
 
-    let Outcome::Created { client_id, client_secret, .. } = seed(&wfs).await.unwrap() else {
+    let Outcome::Created {
+        client_id,
+        client_secret,
+        ..
+    } = seed(&wfs).await.unwrap()
+    else {
         panic!("a new database gets the demo");
     };
     let svc = WfsService::new(wfs.clone());
     let get = |path: &'static str| get(&svc, &client_id, &client_secret, path);
 
-    assert!(get("/external/v1/locations").await.as_array().unwrap().len() >= 3);
-    assert!(get("/external/v1/job-roles").await.as_array().unwrap().len() >= 6);
+    assert!(
+        get("/external/v1/locations")
+            .await
+            .as_array()
+            .unwrap()
+            .len()
+            >= 3
+    );
+    assert!(
+        get("/external/v1/job-roles")
+            .await
+            .as_array()
+            .unwrap()
+            .len()
+            >= 6
+    );
     let staff = get("/external/v1/staff").await;
-    assert!(staff.as_array().unwrap().len() >= 60, "{}", staff.as_array().unwrap().len());
-    assert!(!get("/external/v1/shifts").await.as_array().unwrap().is_empty());
+    assert!(
+        staff.as_array().unwrap().len() >= 60,
+        "{}",
+        staff.as_array().unwrap().len()
+    );
+    assert!(
+        !get("/external/v1/shifts")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     let today = wfs.now().date_naive();
     let hours_path = format!(
         "/external/v1/hours?from={}&to={}",
@@ -46,11 +75,34 @@ async fn the_demo_fills_every_read_route_once() {
         today
     );
     let hours = get(Box::leak(hours_path.into_boxed_str())).await;
-    let total: f64 = hours.as_array().unwrap().iter().map(|d| d["hours"].as_f64().unwrap()).sum();
+    let total: f64 = hours
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["hours"].as_f64().unwrap())
+        .sum();
     assert!(total > 100.0, "worked hours in the past two weeks: {total}");
-    assert!(!get("/external/v1/overtime").await.as_array().unwrap().is_empty());
-    assert_eq!(get("/external/v1/schedules").await.as_array().unwrap().len(), 100, "a full first page ahead");
+    assert!(
+        !get("/external/v1/overtime")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        get("/external/v1/schedules")
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        100,
+        "a full first page ahead"
+    );
 
     assert!(matches!(seed(&wfs).await.unwrap(), Outcome::AlreadyPresent));
-    assert_eq!(get("/external/v1/staff").await, staff, "a second run adds nothing");
+    assert_eq!(
+        get("/external/v1/staff").await,
+        staff,
+        "a second run adds nothing"
+    );
 }

@@ -375,10 +375,12 @@ async fn the_server_sends_the_welcome_email_of_a_member_created_over_http() {
         .env("WFS_SMTP_URL", format!("smtp://127.0.0.1:{port}"))
         .env("WFS_MAIL_FROM", FROM)
         .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let server = KillOnDrop(server);
     let addr = loop {
         let line = lines
             .next()
@@ -417,7 +419,10 @@ async fn the_server_sends_the_welcome_email_of_a_member_created_over_http() {
         http.post(format!("{base}{path}"))
             .header("x-api-key", key["clientId"].as_str().unwrap())
             .header("x-api-secret", key["clientSecret"].as_str().unwrap())
-            .header("idempotency-key", format!("mail-test-{}", path.len()))
+            .header(
+                "idempotency-key",
+                format!("mail-test{}", path.replace('/', "-")),
+            )
             .json(&body)
             .send()
     };
@@ -453,16 +458,23 @@ async fn the_server_sends_the_welcome_email_of_a_member_created_over_http() {
     while inbox.messages().is_empty() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let _ = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status();
-    let _ = server.wait();
+    drop(server);
 
     // Assert
     let messages = inbox.messages();
     assert_eq!(messages.len(), 1, "the background sender delivered it");
     assert_eq!(messages[0].to, ["grace@example.test"]);
     assert!(messages[0].data.contains("Subject: Welcome to Acme Care"));
+}
+
+/// Stops the server even when the test fails half-way.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn sqlite_url(dir: &tempfile::TempDir) -> String {

@@ -63,7 +63,9 @@ pub(crate) fn date_time(
 /// Parses the query string; unknown parameters are ignored, a bad value is a 400
 /// naming the parameter.
 pub(crate) fn query<T: DeserializeOwned>(raw: Option<&str>) -> Result<T, ApiError> {
-    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.unwrap_or_default().as_bytes()));
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(
+        raw.unwrap_or_default().as_bytes(),
+    ));
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();

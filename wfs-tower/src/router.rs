@@ -5,9 +5,9 @@ use crate::auth::Access;
 use crate::error::ApiError;
 use crate::handlers::{self, Ctx};
 use crate::reply::Reply;
+use http::Method;
 use std::future::Future;
 use std::pin::Pin;
-use http::Method;
 
 /// Default body limit (1 MiB).
 pub(crate) const BODY_LIMIT: usize = 1 << 20;

@@ -10,7 +10,10 @@
 //! * an ambiguous time in a fall-back overlap takes the earlier instant.
 
 use crate::error::{Error, Result};
-use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Utc};
+use chrono::{
+    DateTime, Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset,
+    TimeZone, Utc,
+};
 use chrono_tz::Tz;
 use std::fmt;
 
@@ -22,7 +25,12 @@ impl HhMm {
     /// Parses exactly `HH:mm`; the error names `field`.
     pub fn parse(field: &str, value: &str) -> Result<Self> {
         let bytes = value.as_bytes();
-        let well_formed = bytes.len() == 5 && bytes[2] == b':' && value.chars().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit());
+        let well_formed = bytes.len() == 5
+            && bytes[2] == b':'
+            && value
+                .chars()
+                .enumerate()
+                .all(|(i, c)| i == 2 || c.is_ascii_digit());
         let time = well_formed
             .then(|| {
                 let h: u32 = value[..2].parse().ok()?;
@@ -30,7 +38,11 @@ impl HhMm {
                 NaiveTime::from_hms_opt(h, m, 0)
             })
             .flatten();
-        time.map(Self).ok_or_else(|| Error::invalid(format!("{field} must be a time HH:mm between 00:00 and 23:59 (got '{value}')")))
+        time.map(Self).ok_or_else(|| {
+            Error::invalid(format!(
+                "{field} must be a time HH:mm between 00:00 and 23:59 (got '{value}')"
+            ))
+        })
     }
 
     /// The time of day.
@@ -40,7 +52,8 @@ impl HhMm {
 
     /// Minutes since midnight.
     pub fn minutes(self) -> i64 {
-        i64::from(chrono::Timelike::hour(&self.0)) * 60 + i64::from(chrono::Timelike::minute(&self.0))
+        i64::from(chrono::Timelike::hour(&self.0)) * 60
+            + i64::from(chrono::Timelike::minute(&self.0))
     }
 }
 
@@ -60,17 +73,21 @@ impl fmt::Debug for HhMm {
 pub fn parse_date(field: &str, value: &str) -> Result<NaiveDate> {
     let v = value.trim();
     if v.len() != 10 {
-        return Err(Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')")));
+        return Err(Error::invalid(format!(
+            "{field} must be a date YYYY-MM-DD (got '{value}')"
+        )));
     }
-    NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')")))
+    NaiveDate::parse_from_str(v, "%Y-%m-%d")
+        .map_err(|_| Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')")))
 }
 
 /// Parses a day of week, 0 = Sunday ... 6 = Saturday.
 pub fn parse_day_of_week(field: &str, value: i64) -> Result<u8> {
-    u8::try_from(value)
-        .ok()
-        .filter(|d| *d <= 6)
-        .ok_or_else(|| Error::invalid(format!("{field} must be between 0 (Sunday) and 6 (Saturday)")))
+    u8::try_from(value).ok().filter(|d| *d <= 6).ok_or_else(|| {
+        Error::invalid(format!(
+            "{field} must be between 0 (Sunday) and 6 (Saturday)"
+        ))
+    })
 }
 
 /// The day of week of a calendar date, 0 = Sunday.
@@ -80,9 +97,11 @@ pub fn day_of_week(date: NaiveDate) -> u8 {
 
 /// Parses an IANA zone name such as `Europe/Berlin`.
 pub fn parse_zone(field: &str, value: &str) -> Result<Tz> {
-    value
-        .parse::<Tz>()
-        .map_err(|_| Error::invalid(format!("{field} must be an IANA time zone such as Europe/Berlin (got '{value}')")))
+    value.parse::<Tz>().map_err(|_| {
+        Error::invalid(format!(
+            "{field} must be an IANA time zone such as Europe/Berlin (got '{value}')"
+        ))
+    })
 }
 
 /// The UTC instant of a wall-clock time in `zone` (see the module docs for gaps and
@@ -94,7 +113,9 @@ pub fn local_to_utc(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
         LocalResult::None => {
             // In a gap: keep the offset in force before it, which moves the wall-clock
             // time forward by exactly the length of the gap.
-            let before = zone.offset_from_utc_datetime(&(local - Duration::hours(24))).fix();
+            let before = zone
+                .offset_from_utc_datetime(&(local - Duration::hours(24)))
+                .fix();
             (local - Duration::seconds(i64::from(before.local_minus_utc()))).and_utc()
         }
     }
@@ -102,9 +123,21 @@ pub fn local_to_utc(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
 
 /// The UTC start and end of a shift booked on `date` for a slot running
 /// `start`..`end` in `zone`; `end <= start` ends on the next day.
-pub fn shift_instants(zone: Tz, date: NaiveDate, start: HhMm, end: HhMm) -> (DateTime<Utc>, DateTime<Utc>) {
-    let end_date = if end <= start { date + Duration::days(1) } else { date };
-    (local_to_utc(zone, date.and_time(start.time())), local_to_utc(zone, end_date.and_time(end.time())))
+pub fn shift_instants(
+    zone: Tz,
+    date: NaiveDate,
+    start: HhMm,
+    end: HhMm,
+) -> (DateTime<Utc>, DateTime<Utc>) {
+    let end_date = if end <= start {
+        date + Duration::days(1)
+    } else {
+        date
+    };
+    (
+        local_to_utc(zone, date.and_time(start.time())),
+        local_to_utc(zone, end_date.and_time(end.time())),
+    )
 }
 
 /// A slot's nominal length in hours: end minus start on a day without a DST change
@@ -136,10 +169,17 @@ mod tests {
     fn times_must_be_hh_mm_in_range() {
         assert_eq!(hm("00:00").to_string(), "00:00");
         assert_eq!(hm("23:59").minutes(), 23 * 60 + 59);
-        for bad in ["24:00", "12:60", "7:00", "07:0", "07-00", "0700", "ab:cd", "", "07:00:00", "+7:00"] {
+        for bad in [
+            "24:00", "12:60", "7:00", "07:0", "07-00", "0700", "ab:cd", "", "07:00:00", "+7:00",
+        ] {
             assert!(HhMm::parse("startTime", bad).is_err(), "{bad}");
         }
-        assert!(HhMm::parse("startTime", "25:00").unwrap_err().to_string().contains("startTime"));
+        assert!(
+            HhMm::parse("startTime", "25:00")
+                .unwrap_err()
+                .to_string()
+                .contains("startTime")
+        );
     }
 
     #[test]
@@ -157,8 +197,14 @@ mod tests {
     #[test]
     fn a_day_shift_in_new_york_winter_and_summer() {
         let ny = zone("America/New_York");
-        assert_eq!(shift_instants(ny, date("2026-01-15"), hm("09:00"), hm("17:00")), (utc("2026-01-15T14:00:00Z"), utc("2026-01-15T22:00:00Z")));
-        assert_eq!(shift_instants(ny, date("2026-07-15"), hm("09:00"), hm("17:00")), (utc("2026-07-15T13:00:00Z"), utc("2026-07-15T21:00:00Z")));
+        assert_eq!(
+            shift_instants(ny, date("2026-01-15"), hm("09:00"), hm("17:00")),
+            (utc("2026-01-15T14:00:00Z"), utc("2026-01-15T22:00:00Z"))
+        );
+        assert_eq!(
+            shift_instants(ny, date("2026-07-15"), hm("09:00"), hm("17:00")),
+            (utc("2026-07-15T13:00:00Z"), utc("2026-07-15T21:00:00Z"))
+        );
     }
 
     #[test]
@@ -176,10 +222,17 @@ mod tests {
     fn new_york_spring_forward_moves_gap_times_forward() {
         // 2026-03-08: 02:00 EST jumps to 03:00 EDT.
         let ny = zone("America/New_York");
-        assert_eq!(local_to_utc(ny, date("2026-03-08").and_hms_opt(2, 30, 0).unwrap()), utc("2026-03-08T07:30:00Z"), "02:30 becomes 03:30 EDT");
+        assert_eq!(
+            local_to_utc(ny, date("2026-03-08").and_hms_opt(2, 30, 0).unwrap()),
+            utc("2026-03-08T07:30:00Z"),
+            "02:30 becomes 03:30 EDT"
+        );
         // An overnight shift across the jump is one hour shorter.
         let (start, end) = shift_instants(ny, date("2026-03-07"), hm("22:00"), hm("06:00"));
-        assert_eq!((start, end), (utc("2026-03-08T03:00:00Z"), utc("2026-03-08T10:00:00Z")));
+        assert_eq!(
+            (start, end),
+            (utc("2026-03-08T03:00:00Z"), utc("2026-03-08T10:00:00Z"))
+        );
         assert_eq!(end - start, Duration::hours(7));
     }
 
@@ -187,20 +240,37 @@ mod tests {
     fn new_york_fall_back_takes_the_earlier_instant() {
         // 2026-11-01: 02:00 EDT falls back to 01:00 EST; 01:30 happens twice.
         let ny = zone("America/New_York");
-        assert_eq!(local_to_utc(ny, date("2026-11-01").and_hms_opt(1, 30, 0).unwrap()), utc("2026-11-01T05:30:00Z"));
+        assert_eq!(
+            local_to_utc(ny, date("2026-11-01").and_hms_opt(1, 30, 0).unwrap()),
+            utc("2026-11-01T05:30:00Z")
+        );
         let (start, end) = shift_instants(ny, date("2026-10-31"), hm("22:00"), hm("06:00"));
-        assert_eq!(end - start, Duration::hours(9), "an overnight shift across fall-back is an hour longer");
+        assert_eq!(
+            end - start,
+            Duration::hours(9),
+            "an overnight shift across fall-back is an hour longer"
+        );
     }
 
     #[test]
     fn berlin_spring_forward_and_fall_back() {
         let berlin = zone("Europe/Berlin");
         // 2026-03-29: 02:00 CET jumps to 03:00 CEST.
-        assert_eq!(local_to_utc(berlin, date("2026-03-29").and_hms_opt(2, 15, 0).unwrap()), utc("2026-03-29T01:15:00Z"), "02:15 becomes 03:15 CEST");
+        assert_eq!(
+            local_to_utc(berlin, date("2026-03-29").and_hms_opt(2, 15, 0).unwrap()),
+            utc("2026-03-29T01:15:00Z"),
+            "02:15 becomes 03:15 CEST"
+        );
         let (start, end) = shift_instants(berlin, date("2026-03-29"), hm("01:00"), hm("09:00"));
-        assert_eq!((start, end), (utc("2026-03-29T00:00:00Z"), utc("2026-03-29T07:00:00Z")));
+        assert_eq!(
+            (start, end),
+            (utc("2026-03-29T00:00:00Z"), utc("2026-03-29T07:00:00Z"))
+        );
         // 2026-10-25: 03:00 CEST falls back to 02:00 CET; 02:30 happens twice.
-        assert_eq!(local_to_utc(berlin, date("2026-10-25").and_hms_opt(2, 30, 0).unwrap()), utc("2026-10-25T00:30:00Z"));
+        assert_eq!(
+            local_to_utc(berlin, date("2026-10-25").and_hms_opt(2, 30, 0).unwrap()),
+            utc("2026-10-25T00:30:00Z")
+        );
         let (start, end) = shift_instants(berlin, date("2026-10-25"), hm("00:00"), hm("08:00"));
         assert_eq!(end - start, Duration::hours(9));
     }
@@ -209,10 +279,19 @@ mod tests {
     fn half_hour_offset_zones() {
         // Asia/Kolkata is UTC+05:30 all year.
         let kolkata = zone("Asia/Kolkata");
-        assert_eq!(shift_instants(kolkata, date("2026-06-01"), hm("09:00"), hm("17:00")), (utc("2026-06-01T03:30:00Z"), utc("2026-06-01T11:30:00Z")));
+        assert_eq!(
+            shift_instants(kolkata, date("2026-06-01"), hm("09:00"), hm("17:00")),
+            (utc("2026-06-01T03:30:00Z"), utc("2026-06-01T11:30:00Z"))
+        );
         // Australia/Adelaide is UTC+09:30, +10:30 in (southern) summer.
         let adelaide = zone("Australia/Adelaide");
-        assert_eq!(local_to_utc(adelaide, date("2026-01-10").and_hms_opt(9, 0, 0).unwrap()), utc("2026-01-09T22:30:00Z"));
-        assert_eq!(local_to_utc(adelaide, date("2026-07-10").and_hms_opt(9, 0, 0).unwrap()), utc("2026-07-09T23:30:00Z"));
+        assert_eq!(
+            local_to_utc(adelaide, date("2026-01-10").and_hms_opt(9, 0, 0).unwrap()),
+            utc("2026-01-09T22:30:00Z")
+        );
+        assert_eq!(
+            local_to_utc(adelaide, date("2026-07-10").and_hms_opt(9, 0, 0).unwrap()),
+            utc("2026-07-09T23:30:00Z")
+        );
     }
 }

@@ -24,7 +24,11 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
 
-async fn find_member(conn: &impl ConnectionTrait, company: CompanyId, id: MembershipId) -> Result<membership::Model> {
+async fn find_member(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    id: MembershipId,
+) -> Result<membership::Model> {
     membership::Entity::find_by_id(id.0)
         .filter(membership::Column::CompanyId.eq(company.0))
         .one(conn)
@@ -72,14 +76,20 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown or other company's interval.
-    pub async fn remove_unavailability(&self, conn: &impl ConnectionTrait, company: CompanyId, id: Uuid) -> Result<()> {
+    pub async fn remove_unavailability(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: Uuid,
+    ) -> Result<()> {
         let found = unavailability::Entity::find_by_id(id)
             .filter(unavailability::Column::CompanyId.eq(company.0))
             .one(conn)
             .await?
             .ok_or(Error::not_found("Unavailability"))?;
         unavailability::Entity::delete_by_id(id).exec(conn).await?;
-        self.bump_membership(conn, company, found.membership_id.into()).await
+        self.bump_membership(conn, company, found.membership_id.into())
+            .await
     }
 
     /// Adds a skill set to the company's catalogue (bulk staff may then assign it by
@@ -126,7 +136,9 @@ impl Wfs {
             .await?
             .ok_or(Error::not_found("Skill set"))?;
         let now = self.now();
-        let existing = member_skill::Entity::find_by_id((member.0, skill_set)).one(conn).await?;
+        let existing = member_skill::Entity::find_by_id((member.0, skill_set))
+            .one(conn)
+            .await?;
         match existing {
             Some(row) if row.verified_at.is_some() => return Ok(()),
             Some(row) => {
@@ -161,7 +173,10 @@ impl Wfs {
         skill_set: Uuid,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        let deleted = member_skill::Entity::delete_by_id((member.0, skill_set)).exec(conn).await?.rows_affected;
+        let deleted = member_skill::Entity::delete_by_id((member.0, skill_set))
+            .exec(conn)
+            .await?
+            .rows_affected;
         if deleted == 0 {
             return Err(Error::not_found("Qualification"));
         }
@@ -173,9 +188,16 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown membership.
-    pub async fn delete_membership(&self, conn: &impl ConnectionTrait, company: CompanyId, member: MembershipId) -> Result<()> {
+    pub async fn delete_membership(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        member: MembershipId,
+    ) -> Result<()> {
         find_member(conn, company, member).await?;
-        membership::Entity::delete_by_id(member.0).exec(conn).await?;
+        membership::Entity::delete_by_id(member.0)
+            .exec(conn)
+            .await?;
         Ok(())
     }
 }

@@ -4,7 +4,7 @@ use crate::Wfs;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
-use crate::persistence::entity::job_role;
+use crate::persistence::entity::{job_role, membership};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
@@ -215,7 +215,10 @@ impl Wfs {
             .map(|v| v.map(daily_required).transpose())
             .transpose()?;
 
-        let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
+        let current = find_live(conn, company, id).await?;
+        // The title is part of every holder's workforce resource: a rename bumps them.
+        let renamed = title.as_ref().is_some_and(|t| *t != current.title);
+        let mut active: job_role::ActiveModel = current.into();
         if let Some(v) = title {
             active.title = Set(v);
         }
@@ -235,7 +238,12 @@ impl Wfs {
             active.daily_required = Set(v);
         }
         active.updated_at = Set(self.now());
-        Ok(active.update(conn).await?.into())
+        let role = active.update(conn).await?;
+        if renamed {
+            self.bump_members_holding(conn, company, membership::Column::JobRoleId, id.0)
+                .await?;
+        }
+        Ok(role.into())
     }
 
     /// Soft-deletes a role: it is no longer listed or addressable.

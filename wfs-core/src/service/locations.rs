@@ -12,7 +12,7 @@ use crate::persistence::entity::{location, membership};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    Set,
 };
 
 /// Color of a location created without `hexcode`.
@@ -357,32 +357,10 @@ impl Wfs {
         active.updated_at = Set(self.now());
         let updated = active.update(conn).await?;
         if renamed {
-            self.bump_members_of_location(conn, company, id).await?;
+            self.bump_members_holding(conn, company, membership::Column::BranchId, id.0)
+                .await?;
         }
         Ok(updated.into())
-    }
-
-    /// Gives every membership assigned to the location a new resource version: the
-    /// location's name is part of their workforce resource.
-    async fn bump_members_of_location(
-        &self,
-        conn: &impl ConnectionTrait,
-        company: CompanyId,
-        id: LocationId,
-    ) -> Result<()> {
-        let members: Vec<uuid::Uuid> = membership::Entity::find()
-            .select_only()
-            .column(membership::Column::Id)
-            .filter(membership::Column::CompanyId.eq(company.0))
-            .filter(membership::Column::BranchId.eq(id.0))
-            .order_by_asc(membership::Column::Id)
-            .into_tuple()
-            .all(conn)
-            .await?;
-        for member in members {
-            self.bump_membership(conn, company, member.into()).await?;
-        }
-        Ok(())
     }
 }
 

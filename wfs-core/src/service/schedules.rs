@@ -11,7 +11,9 @@ use crate::persistence::entity::{job_role, shift};
 use crate::persistence::is_postgres;
 use crate::service::shifts::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement,
+};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -89,16 +91,30 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::Invalid`] when `to` is before `from` or `page` is 0.
-    pub async fn list_schedules(&self, company: CompanyId, q: ScheduleQuery) -> Result<SchedulePage> {
+    pub async fn list_schedules(
+        &self,
+        company: CompanyId,
+        q: ScheduleQuery,
+    ) -> Result<SchedulePage> {
         if q.page == 0 {
             return Err(Error::invalid("page must be 1 or more"));
         }
-        let from = q.from.unwrap_or_else(|| midnight(self.now().date_naive() + Duration::days(1)));
-        let to = q.to.unwrap_or_else(|| midnight(from.date_naive() + Duration::days(30)));
+        let from = q
+            .from
+            .unwrap_or_else(|| midnight(self.now().date_naive() + Duration::days(1)));
+        let to =
+            q.to.unwrap_or_else(|| midnight(from.date_naive() + Duration::days(30)));
         if to < from {
             return Err(Error::invalid("to must not be before from"));
         }
-        let empty = || Ok(SchedulePage { from, to, shifts: Vec::new(), has_more: false });
+        let empty = || {
+            Ok(SchedulePage {
+                from,
+                to,
+                shifts: Vec::new(),
+                has_more: false,
+            })
+        };
         let mut query = shift::Entity::find()
             .filter(shift::Column::CompanyId.eq(company.0))
             .filter(shift::Column::StartAt.gte(from))
@@ -132,7 +148,12 @@ impl Wfs {
             .await?;
         let has_more = rows.len() as u64 > SCHEDULE_PAGE_SIZE;
         rows.truncate(SCHEDULE_PAGE_SIZE as usize);
-        Ok(SchedulePage { from, to, shifts: rows.into_iter().map(Shift::from).collect(), has_more })
+        Ok(SchedulePage {
+            from,
+            to,
+            shifts: rows.into_iter().map(Shift::from).collect(),
+            has_more,
+        })
     }
 
     /// Hours worked per UTC date from `from` to `to` inclusive, zeros included.
@@ -141,12 +162,19 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::Invalid`] when `to` is before `from` or more than 366 days after it.
-    pub async fn hours_worked(&self, company: CompanyId, from: NaiveDate, to: NaiveDate) -> Result<Vec<HoursDay>> {
+    pub async fn hours_worked(
+        &self,
+        company: CompanyId,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Vec<HoursDay>> {
         if to < from {
             return Err(Error::invalid("to must not be before from"));
         }
         if (to - from).num_days() > MAX_HOURS_SPAN_DAYS {
-            return Err(Error::invalid(format!("from and to may be at most {MAX_HOURS_SPAN_DAYS} days apart")));
+            return Err(Error::invalid(format!(
+                "from and to may be at most {MAX_HOURS_SPAN_DAYS} days apart"
+            )));
         }
         let conn = self.store().conn();
         let (day, seconds) = if is_postgres(conn) {
@@ -170,7 +198,11 @@ impl Wfs {
             .query_all_raw(Statement::from_sql_and_values(
                 conn.get_database_backend(),
                 sql,
-                [company.0.into(), midnight(from).into(), midnight(to + Duration::days(1)).into()],
+                [
+                    company.0.into(),
+                    midnight(from).into(),
+                    midnight(to + Duration::days(1)).into(),
+                ],
             ))
             .await?;
         let mut by_day: HashMap<String, f64> = HashMap::with_capacity(rows.len());
@@ -183,15 +215,25 @@ impl Wfs {
             .iter_days()
             .take_while(|d| *d <= to)
             .map(|date| {
-                let seconds = by_day.get(&date.format("%Y-%m-%d").to_string()).copied().unwrap_or(0.0);
-                HoursDay { date, hours: (seconds / 36.0).round() / 100.0 }
+                let seconds = by_day
+                    .get(&date.format("%Y-%m-%d").to_string())
+                    .copied()
+                    .unwrap_or(0.0);
+                HoursDay {
+                    date,
+                    hours: (seconds / 36.0).round() / 100.0,
+                }
             })
             .collect())
     }
 
     /// Approved overtime of the current ISO week (Monday 00:00 UTC to the next
     /// Monday), summed per user and job role; optionally for one location.
-    pub async fn overtime_this_week(&self, company: CompanyId, branch_id: Option<&str>) -> Result<Vec<OvertimeEntry>> {
+    pub async fn overtime_this_week(
+        &self,
+        company: CompanyId,
+        branch_id: Option<&str>,
+    ) -> Result<Vec<OvertimeEntry>> {
         let monday = week_start(self.now());
         let next_monday = monday + Duration::days(7);
         let mut sql = String::from(
@@ -213,7 +255,11 @@ impl Wfs {
         sql.push_str(" GROUP BY user_id, job_role_id");
         let conn = self.store().conn();
         let rows = conn
-            .query_all_raw(Statement::from_sql_and_values(conn.get_database_backend(), sql, values))
+            .query_all_raw(Statement::from_sql_and_values(
+                conn.get_database_backend(),
+                sql,
+                values,
+            ))
             .await?;
         let mut sums = Vec::with_capacity(rows.len());
         for row in rows {
@@ -240,15 +286,20 @@ impl Wfs {
             .into_iter()
             .map(|(user_id, role, hours)| OvertimeEntry {
                 user_id,
-                job_role: role.and_then(|r| titles.get(&r).cloned()).unwrap_or_default(),
+                job_role: role
+                    .and_then(|r| titles.get(&r).cloned())
+                    .unwrap_or_default(),
                 hours: (hours * 100.0).round() / 100.0,
             })
             .collect();
-        entries.sort_by(|a, b| a.user_id.cmp(&b.user_id).then_with(|| a.job_role.cmp(&b.job_role)));
+        entries.sort_by(|a, b| {
+            a.user_id
+                .cmp(&b.user_id)
+                .then_with(|| a.job_role.cmp(&b.job_role))
+        });
         Ok(entries)
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -257,8 +308,14 @@ mod tests {
     #[test]
     fn the_week_starts_on_monday_utc() {
         let sunday: DateTime<Utc> = "2026-11-22T23:59:00Z".parse().unwrap();
-        assert_eq!(week_start(sunday), NaiveDate::from_ymd_opt(2026, 11, 16).unwrap());
+        assert_eq!(
+            week_start(sunday),
+            NaiveDate::from_ymd_opt(2026, 11, 16).unwrap()
+        );
         let monday: DateTime<Utc> = "2026-11-23T00:00:00Z".parse().unwrap();
-        assert_eq!(week_start(monday), NaiveDate::from_ymd_opt(2026, 11, 23).unwrap());
+        assert_eq!(
+            week_start(monday),
+            NaiveDate::from_ymd_opt(2026, 11, 23).unwrap()
+        );
     }
 }

@@ -15,7 +15,8 @@ use crate::persistence::entity::{job_role, location, membership, shift, shift_sl
 use crate::service::accounts::status as member_status;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use uuid::Uuid;
 
@@ -187,13 +188,29 @@ fn validate_slot(input: &NewShiftSlot) -> Result<ValidSlot> {
         Some(h) => number_in("hours", h, 0.0, 24.0)?,
         None => time::nominal_hours(start, end),
     };
-    let write_up = input.write_up.as_deref().map(|w| optional_text("writeUp", w, 5000)).transpose()?;
+    let write_up = input
+        .write_up
+        .as_deref()
+        .map(|w| optional_text("writeUp", w, 5000))
+        .transpose()?;
     if time::day_of_week(book_date) != day_of_week {
         return Err(Error::invalid(format!(
             "bookDate {book_date} does not fall on dayOfWeek {day_of_week} (0 = Sunday)"
         )));
     }
-    Ok(ValidSlot { start, end, book_date, day_of_week, max_staff, zone, name, color, unpaid_break, hours, write_up })
+    Ok(ValidSlot {
+        start,
+        end,
+        book_date,
+        day_of_week,
+        max_staff,
+        zone,
+        name,
+        color,
+        unpaid_break,
+        hours,
+        write_up,
+    })
 }
 
 impl Wfs {
@@ -210,9 +227,19 @@ impl Wfs {
     ) -> Result<(Slot, Shift)> {
         let valid = validate_slot(&input)?;
         let branch = self
-            .find_location(conn, company, LocationId(referenced_id(&input.branch_id, "Location")?))
+            .find_location(
+                conn,
+                company,
+                LocationId(referenced_id(&input.branch_id, "Location")?),
+            )
             .await?;
-        let role = self.find_job_role(conn, company, JobRoleId(referenced_id(&input.job_role_id, "Job role")?)).await?;
+        let role = self
+            .find_job_role(
+                conn,
+                company,
+                JobRoleId(referenced_id(&input.job_role_id, "Job role")?),
+            )
+            .await?;
         let now = self.now();
         let slot = shift_slot::ActiveModel {
             id: Set(Uuid::now_v7()),
@@ -238,7 +265,14 @@ impl Wfs {
         .insert(conn)
         .await?;
         let shift = insert_shift(conn, &slot, valid.book_date, None, now, None).await?;
-        Ok((Slot { slot, branch_name: branch.name, job_role_title: role.title }, shift.into()))
+        Ok((
+            Slot {
+                slot,
+                branch_name: branch.name,
+                job_role_title: role.title,
+            },
+            shift.into(),
+        ))
     }
 
     /// The company's slots, optionally filtered, by weekday, start time and id.
@@ -249,8 +283,12 @@ impl Wfs {
         branch_id: Option<&str>,
         job_role_id: Option<&str>,
     ) -> Result<Vec<Slot>> {
-        let mut query = shift_slot::Entity::find().filter(shift_slot::Column::CompanyId.eq(company.0));
-        for (raw, column) in [(branch_id, shift_slot::Column::BranchId), (job_role_id, shift_slot::Column::JobRoleId)] {
+        let mut query =
+            shift_slot::Entity::find().filter(shift_slot::Column::CompanyId.eq(company.0));
+        for (raw, column) in [
+            (branch_id, shift_slot::Column::BranchId),
+            (job_role_id, shift_slot::Column::JobRoleId),
+        ] {
             if let Some(raw) = raw {
                 match raw.parse::<Uuid>() {
                     Ok(id) => query = query.filter(column.eq(id)),
@@ -311,43 +349,65 @@ impl Wfs {
     /// exact spec message); [`Error::NotFound`] for an unknown slot or an assignee who
     /// is not an active member; [`Error::Conflict`] when the slot is full or a user
     /// would be booked twice on the same slot and date.
-    pub async fn book_shift(&self, conn: &impl ConnectionTrait, company: CompanyId, input: Booking) -> Result<Booked> {
+    pub async fn book_shift(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        input: Booking,
+    ) -> Result<Booked> {
         let date = time::parse_date("date", &input.date)?;
         for (i, minutes) in input.reminders.iter().enumerate() {
             if !(0..=43_200).contains(minutes) {
-                return Err(Error::invalid(format!("reminders[{i}].minutesBefore must be between 0 and 43200")));
+                return Err(Error::invalid(format!(
+                    "reminders[{i}].minutesBefore must be between 0 and 43200"
+                )));
             }
         }
         for (i, a) in input.assignees.iter().enumerate() {
             if a.user_id.trim().is_empty() {
-                return Err(Error::invalid(format!("assignees[{i}].userId must not be empty")));
+                return Err(Error::invalid(format!(
+                    "assignees[{i}].userId must not be empty"
+                )));
             }
         }
         let slot_id = referenced_id(&input.slot_id, "Shift slot")?;
         // Lock the slot row until commit so concurrent bookings count the same places.
-        let mut find = shift_slot::Entity::find_by_id(slot_id).filter(shift_slot::Column::CompanyId.eq(company.0));
+        let mut find = shift_slot::Entity::find_by_id(slot_id)
+            .filter(shift_slot::Column::CompanyId.eq(company.0));
         if crate::persistence::is_postgres(conn) {
             find = find.lock_exclusive();
         }
-        let slot = find.one(conn).await?.ok_or(Error::not_found("Shift slot"))?;
+        let slot = find
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Shift slot"))?;
         if time::day_of_week(date) as i16 != slot.day_of_week {
-            return Err(Error::invalid("Shift slot is not available on the selected day"));
+            return Err(Error::invalid(
+                "Shift slot is not available on the selected day",
+            ));
         }
 
         let mut members = Vec::with_capacity(input.assignees.len());
         for a in &input.assignees {
             let member = match a.user_id.trim().parse::<Uuid>() {
-                Ok(user) => membership::Entity::find()
-                    .filter(membership::Column::CompanyId.eq(company.0))
-                    .filter(membership::Column::UserId.eq(user))
-                    .filter(membership::Column::Status.eq(member_status::ACTIVE))
-                    .one(conn)
-                    .await?,
+                Ok(user) => {
+                    membership::Entity::find()
+                        .filter(membership::Column::CompanyId.eq(company.0))
+                        .filter(membership::Column::UserId.eq(user))
+                        .filter(membership::Column::Status.eq(member_status::ACTIVE))
+                        .one(conn)
+                        .await?
+                }
                 Err(_) => None,
             };
             let member = member.ok_or(Error::not_found("Staff member"))?;
-            if members.iter().any(|m: &membership::Model| m.id == member.id) {
-                return Err(Error::conflict("The same staff member is listed twice in this booking"));
+            if members
+                .iter()
+                .any(|m: &membership::Model| m.id == member.id)
+            {
+                return Err(Error::conflict(
+                    "The same staff member is listed twice in this booking",
+                ));
             }
             members.push(member);
         }
@@ -362,13 +422,23 @@ impl Wfs {
             .await?;
         for m in &members {
             if live.iter().any(|s| s.membership_id == Some(m.id)) {
-                return Err(Error::conflict("Staff member is already booked on this slot and date"));
+                return Err(Error::conflict(
+                    "Staff member is already booked on this slot and date",
+                ));
             }
         }
-        let mut open: Vec<shift::Model> = live.iter().filter(|s| s.membership_id.is_none()).cloned().collect();
+        let mut open: Vec<shift::Model> = live
+            .iter()
+            .filter(|s| s.membership_id.is_none())
+            .cloned()
+            .collect();
         let room = (slot.max_staff_required as usize).saturating_sub(live.len());
         let needed = members.len().max(1);
-        let fillable = if members.is_empty() { 0 } else { open.len().min(members.len()) };
+        let fillable = if members.is_empty() {
+            0
+        } else {
+            open.len().min(members.len())
+        };
         if needed - fillable > room {
             return Err(Error::conflict("Shift slot is full on the selected day"));
         }
@@ -380,10 +450,13 @@ impl Wfs {
             .map_err(Error::internal)?;
         let mut booked = Vec::with_capacity(needed);
         if members.is_empty() {
-            booked.push(insert_shift(conn, &slot, date, None, now, reminders.clone()).await?.into());
+            booked.push(
+                insert_shift(conn, &slot, date, None, now, reminders.clone())
+                    .await?
+                    .into(),
+            );
         }
         for member in members {
-            let version = self.next_resource_version(conn, company).await?;
             let shift = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
                 let mut active: shift::ActiveModel = place.into();
                 active.membership_id = Set(Some(member.id));
@@ -397,10 +470,15 @@ impl Wfs {
             } else {
                 insert_shift(conn, &slot, date, Some(&member), now, reminders.clone()).await?
             };
-            touch_member(conn, member.id, version).await?;
+            self.bump_membership(conn, company, member.id.into())
+                .await?;
             booked.push(shift.into());
         }
-        Ok(Booked { slot_id: slot.id, date, shifts: booked })
+        Ok(Booked {
+            slot_id: slot.id,
+            date,
+            shifts: booked,
+        })
     }
 
     /// Cancels a shift. Its assignee's workforce resource changes with it.
@@ -408,7 +486,12 @@ impl Wfs {
     /// # Errors
     /// [`Error::NotFound`] for an unknown shift; [`Error::Conflict`] when it is
     /// already cancelled.
-    pub async fn cancel_shift(&self, conn: &impl ConnectionTrait, company: CompanyId, id: &str) -> Result<Shift> {
+    pub async fn cancel_shift(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: &str,
+    ) -> Result<Shift> {
         let shift = find_shift(conn, company, id).await?;
         if shift.status == status::CANCELLED {
             return Err(Error::conflict("Shift is already cancelled"));
@@ -419,29 +502,17 @@ impl Wfs {
         active.updated_at = Set(self.now());
         let shift = active.update(conn).await?;
         if let Some(member) = member {
-            let version = self.next_resource_version(conn, company).await?;
-            touch_member(conn, member, version).await?;
+            self.bump_membership(conn, company, member.into()).await?;
         }
         Ok(shift.into())
     }
 }
 
-/// Gives a membership the version just allocated for a change to it.
-pub(crate) async fn touch_member(
+pub(crate) async fn find_shift(
     conn: &impl ConnectionTrait,
-    member: Uuid,
-    version: crate::service::versions::ResourceVersion,
-) -> Result<()> {
-    membership::Entity::update_many()
-        .col_expr(membership::Column::ResourceVersion, version.version.into())
-        .col_expr(membership::Column::UpdatedAt, version.updated_at.into())
-        .filter(membership::Column::Id.eq(member))
-        .exec(conn)
-        .await?;
-    Ok(())
-}
-
-pub(crate) async fn find_shift(conn: &impl ConnectionTrait, company: CompanyId, id: &str) -> Result<shift::Model> {
+    company: CompanyId,
+    id: &str,
+) -> Result<shift::Model> {
     let id: Uuid = id.trim().parse().map_err(|_| Error::not_found("Shift"))?;
     shift::Entity::find_by_id(id)
         .filter(shift::Column::CompanyId.eq(company.0))
@@ -474,7 +545,12 @@ async fn insert_shift(
         membership_id: Set(member.map(|m| m.id)),
         user_id: Set(member.map(|m| m.user_id)),
         book_date: Set(date.format("%Y-%m-%d").to_string()),
-        status: Set(if member.is_some() { status::CONFIRMED } else { status::PENDING }.to_owned()),
+        status: Set(if member.is_some() {
+            status::CONFIRMED
+        } else {
+            status::PENDING
+        }
+        .to_owned()),
         start_at: Set(start),
         end_at: Set(end),
         clocked_in: Set(None),

@@ -508,24 +508,6 @@ impl Wfs {
         .await?;
         Ok(created.into())
     }
-
-    /// Sets the membership's workforce resource version to the company's next one.
-    pub(crate) async fn bump_membership(
-        &self,
-        conn: &impl ConnectionTrait,
-        company: CompanyId,
-        id: MembershipId,
-    ) -> Result<()> {
-        let v = self.next_resource_version(conn, company).await?;
-        membership::Entity::update_many()
-            .col_expr(membership::Column::ResourceVersion, Expr::value(v.version))
-            .col_expr(membership::Column::UpdatedAt, Expr::value(v.updated_at))
-            .filter(membership::Column::Id.eq(id.0))
-            .filter(membership::Column::CompanyId.eq(company.0))
-            .exec(conn)
-            .await?;
-        Ok(())
-    }
 }
 
 /// A failure inside an item's savepoint: a constraint violation rejects the item,

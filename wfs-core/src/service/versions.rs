@@ -10,10 +10,13 @@
 
 use crate::Wfs;
 use crate::error::{Error, Result};
-use crate::ids::CompanyId;
+use crate::ids::{CompanyId, MembershipId};
+use crate::persistence::entity::membership;
 use crate::persistence::is_postgres;
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, Statement};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement,
+};
 
 /// A freshly allocated version and its timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,5 +53,49 @@ impl Wfs {
             version: row.try_get("", "resource_version")?,
             updated_at: row.try_get("", "resource_updated_at")?,
         })
+    }
+
+    /// Gives one membership the company's next resource version: its representation
+    /// changed in this transaction.
+    pub(crate) async fn bump_membership(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: MembershipId,
+    ) -> Result<()> {
+        let v = self.next_resource_version(conn, company).await?;
+        membership::Entity::update_many()
+            .col_expr(membership::Column::ResourceVersion, v.version.into())
+            .col_expr(membership::Column::UpdatedAt, v.updated_at.into())
+            .filter(membership::Column::Id.eq(id.0))
+            .filter(membership::Column::CompanyId.eq(company.0))
+            .exec(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Bumps every membership whose `column` (branch or job role) is `id`: a renamed
+    /// location or role is part of each of their representations. Each gets its own
+    /// version, in id order.
+    pub(crate) async fn bump_members_holding(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        column: membership::Column,
+        id: uuid::Uuid,
+    ) -> Result<()> {
+        let members: Vec<uuid::Uuid> = membership::Entity::find()
+            .select_only()
+            .column(membership::Column::Id)
+            .filter(membership::Column::CompanyId.eq(company.0))
+            .filter(column.eq(id))
+            .order_by_asc(membership::Column::Id)
+            .into_tuple()
+            .all(conn)
+            .await?;
+        for member in members {
+            self.bump_membership(conn, company, member.into()).await?;
+        }
+        Ok(())
     }
 }

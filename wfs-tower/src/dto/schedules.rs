@@ -39,7 +39,10 @@ pub(crate) struct HoursDayItem {
 
 impl From<HoursDay> for HoursDayItem {
     fn from(d: HoursDay) -> Self {
-        Self { date: d.date.format("%Y-%m-%d").to_string(), hours: d.hours }
+        Self {
+            date: d.date.format("%Y-%m-%d").to_string(),
+            hours: d.hours,
+        }
     }
 }
 
@@ -54,6 +57,10 @@ pub(crate) struct OvertimeItem {
 
 impl From<OvertimeEntry> for OvertimeItem {
     fn from(e: OvertimeEntry) -> Self {
-        Self { user_id: e.user_id.to_string(), job_role: e.job_role, hours: e.hours }
+        Self {
+            user_id: e.user_id.to_string(),
+            job_role: e.job_role,
+            hours: e.hours,
+        }
     }
 }

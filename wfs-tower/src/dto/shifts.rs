@@ -88,8 +88,14 @@ impl From<Slot> for SlotItem {
             is_oncall: m.is_oncall,
             unpaid_break: m.unpaid_break,
             swappable: m.swappable,
-            branch: NamedRef { id: m.branch_id.to_string(), name: s.branch_name },
-            job_role: RoleRef { id: m.job_role_id.to_string(), title: s.job_role_title },
+            branch: NamedRef {
+                id: m.branch_id.to_string(),
+                name: s.branch_name,
+            },
+            job_role: RoleRef {
+                id: m.job_role_id.to_string(),
+                title: s.job_role_title,
+            },
         }
     }
 }

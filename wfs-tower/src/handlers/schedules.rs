@@ -42,7 +42,8 @@ fn instant(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
 
 /// A required calendar date; a date-time is accepted and its UTC date used.
 fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {
-    let value = value.ok_or_else(|| ApiError::bad_request(format!("{field} is required (YYYY-MM-DD)")))?;
+    let value =
+        value.ok_or_else(|| ApiError::bad_request(format!("{field} is required (YYYY-MM-DD)")))?;
     instant(field, value).map(|t| t.date_naive())
 }
 
@@ -52,13 +53,18 @@ pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let filters = ScheduleQuery {
         from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
         to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
-        user_ids: q.user_id.map(|ids| ids.split(',').map(str::to_owned).collect()),
+        user_ids: q
+            .user_id
+            .map(|ids| ids.split(',').map(str::to_owned).collect()),
         branch_id: q.branch_id,
         job_role_id: q.job_role_id,
         slot_id: q.slot_id,
         page,
     };
-    let result = ctx.wfs.list_schedules(ctx.key()?.company_id, filters).await?;
+    let result = ctx
+        .wfs
+        .list_schedules(ctx.key()?.company_id, filters)
+        .await?;
     let body: Vec<ShiftRecord> = result.shifts.into_iter().map(ShiftRecord::from).collect();
     let mut reply = Reply::json(StatusCode::OK, &body)?;
     let mut links = Vec::new();
@@ -92,12 +98,27 @@ pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: HoursQuery = query(ctx.query)?;
     let from = date("from", q.from.as_deref())?;
     let to = date("to", q.to.as_deref())?;
-    let days = ctx.wfs.hours_worked(ctx.key()?.company_id, from, to).await?;
-    Reply::json(StatusCode::OK, &days.into_iter().map(HoursDayItem::from).collect::<Vec<_>>())
+    let days = ctx
+        .wfs
+        .hours_worked(ctx.key()?.company_id, from, to)
+        .await?;
+    Reply::json(
+        StatusCode::OK,
+        &days.into_iter().map(HoursDayItem::from).collect::<Vec<_>>(),
+    )
 }
 
 pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: OvertimeQuery = query(ctx.query)?;
-    let entries = ctx.wfs.overtime_this_week(ctx.key()?.company_id, q.branch_id.as_deref()).await?;
-    Reply::json(StatusCode::OK, &entries.into_iter().map(OvertimeItem::from).collect::<Vec<_>>())
+    let entries = ctx
+        .wfs
+        .overtime_this_week(ctx.key()?.company_id, q.branch_id.as_deref())
+        .await?;
+    Reply::json(
+        StatusCode::OK,
+        &entries
+            .into_iter()
+            .map(OvertimeItem::from)
+            .collect::<Vec<_>>(),
+    )
 }

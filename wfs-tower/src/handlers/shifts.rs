@@ -33,7 +33,10 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .list_shift_slots(company, q.branch_id.as_deref(), q.job_role_id.as_deref())
         .await?;
-    Reply::json(StatusCode::OK, &slots.into_iter().map(SlotItem::from).collect::<Vec<_>>())
+    Reply::json(
+        StatusCode::OK,
+        &slots.into_iter().map(SlotItem::from).collect::<Vec<_>>(),
+    )
 }
 
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -55,8 +58,14 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
         hours: r.hours,
         write_up: r.write_up,
     };
-    let (slot, shift) = ctx.wfs.create_shift_slot(ctx.tx()?, ctx.key()?.company_id, input).await?;
-    let created = CreatedSlot { slot_id: slot.slot.id.to_string(), shift: shift.into() };
+    let (slot, shift) = ctx
+        .wfs
+        .create_shift_slot(ctx.tx()?, ctx.key()?.company_id, input)
+        .await?;
+    let created = CreatedSlot {
+        slot_id: slot.slot.id.to_string(),
+        shift: shift.into(),
+    };
     Reply::json(StatusCode::CREATED, &created)
 }
 
@@ -65,14 +74,29 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = Booking {
         slot_id: r.slot_id,
         date: r.date,
-        assignees: r.assignees.unwrap_or_default().into_iter().map(|a| Assignee { user_id: a.user_id }).collect(),
-        reminders: r.reminders.unwrap_or_default().into_iter().map(|r| r.minutes_before).collect(),
+        assignees: r
+            .assignees
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| Assignee { user_id: a.user_id })
+            .collect(),
+        reminders: r
+            .reminders
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.minutes_before)
+            .collect(),
     };
-    let booked = ctx.wfs.book_shift(ctx.tx()?, ctx.key()?.company_id, input).await?;
+    let booked = ctx
+        .wfs
+        .book_shift(ctx.tx()?, ctx.key()?.company_id, input)
+        .await?;
     Reply::json(StatusCode::OK, &BookedResponse::from(booked))
 }
 
 pub(crate) async fn cancel_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    ctx.wfs.cancel_shift(ctx.tx()?, ctx.key()?.company_id, ctx.id()).await?;
+    ctx.wfs
+        .cancel_shift(ctx.tx()?, ctx.key()?.company_id, ctx.id())
+        .await?;
     Reply::message("Shift cancelled")
 }

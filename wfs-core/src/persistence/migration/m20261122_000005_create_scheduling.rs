@@ -68,8 +68,18 @@ enum Memberships {
     Id,
 }
 
-fn fk(from_table: impl IntoIden, from_col: impl IntoIden, to_table: impl IntoIden, to_col: impl IntoIden, on_delete: ForeignKeyAction) -> ForeignKeyCreateStatement {
-    ForeignKey::create().from(from_table, from_col).to(to_table, to_col).on_delete(on_delete).to_owned()
+fn fk(
+    from_table: impl IntoIden,
+    from_col: impl IntoIden,
+    to_table: impl IntoIden,
+    to_col: impl IntoIden,
+    on_delete: ForeignKeyAction,
+) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(from_table, from_col)
+        .to(to_table, to_col)
+        .on_delete(on_delete)
+        .to_owned()
 }
 
 /// Runs DDL written with `{uuid}` and `{ts}` placeholders, spelled as sea-query spells
@@ -79,11 +89,19 @@ async fn ddl(manager: &SchemaManager<'_>, sql: &str) -> Result<(), DbErr> {
         sea_orm::DatabaseBackend::Postgres => ("uuid", "timestamp with time zone"),
         _ => ("uuid_text", "timestamp_with_timezone_text"),
     };
-    manager.get_connection().execute_unprepared(&sql.replace("{uuid}", uuid).replace("{ts}", ts)).await?;
+    manager
+        .get_connection()
+        .execute_unprepared(&sql.replace("{uuid}", uuid).replace("{ts}", ts))
+        .await?;
     Ok(())
 }
 
-async fn index(manager: &SchemaManager<'_>, name: &str, table: impl IntoIden, cols: Vec<DynIden>) -> Result<(), DbErr> {
+async fn index(
+    manager: &SchemaManager<'_>,
+    name: &str,
+    table: impl IntoIden,
+    cols: Vec<DynIden>,
+) -> Result<(), DbErr> {
     let mut stmt = Index::create();
     stmt.if_not_exists().name(name).table(table);
     for col in cols {
@@ -100,14 +118,27 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(ShiftSlots::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(ShiftSlots::Id).uuid().not_null().primary_key())
+                    .col(
+                        ColumnDef::new(ShiftSlots::Id)
+                            .uuid()
+                            .not_null()
+                            .primary_key(),
+                    )
                     .col(ColumnDef::new(ShiftSlots::CompanyId).uuid().not_null())
                     .col(ColumnDef::new(ShiftSlots::BranchId).uuid().not_null())
                     .col(ColumnDef::new(ShiftSlots::JobRoleId).uuid().not_null())
                     .col(ColumnDef::new(ShiftSlots::StartTime).text().not_null())
                     .col(ColumnDef::new(ShiftSlots::EndTime).text().not_null())
-                    .col(ColumnDef::new(ShiftSlots::DayOfWeek).small_integer().not_null())
-                    .col(ColumnDef::new(ShiftSlots::MaxStaffRequired).integer().not_null())
+                    .col(
+                        ColumnDef::new(ShiftSlots::DayOfWeek)
+                            .small_integer()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(ShiftSlots::MaxStaffRequired)
+                            .integer()
+                            .not_null(),
+                    )
                     .col(ColumnDef::new(ShiftSlots::TimeZone).text().not_null())
                     .col(ColumnDef::new(ShiftSlots::Hours).double().not_null())
                     .col(ColumnDef::new(ShiftSlots::ShiftName).text().not_null())
@@ -115,17 +146,51 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(ShiftSlots::OpenShift).boolean().not_null())
                     .col(ColumnDef::new(ShiftSlots::IsOncall).boolean().not_null())
                     .col(ColumnDef::new(ShiftSlots::UnpaidBreak).integer().not_null())
-                    .col(ColumnDef::new(ShiftSlots::Swappable).boolean().not_null().default(false))
+                    .col(
+                        ColumnDef::new(ShiftSlots::Swappable)
+                            .boolean()
+                            .not_null()
+                            .default(false),
+                    )
                     .col(ColumnDef::new(ShiftSlots::WriteUp).text().null())
-                    .col(ColumnDef::new(ShiftSlots::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(ShiftSlots::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(ShiftSlots::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(ShiftSlots::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(ShiftSlots::Table, ShiftSlots::CompanyId))
-                    .foreign_key(&mut fk(ShiftSlots::Table, ShiftSlots::BranchId, Locations::Table, Locations::Id, ForeignKeyAction::Cascade))
-                    .foreign_key(&mut fk(ShiftSlots::Table, ShiftSlots::JobRoleId, JobRoles::Table, JobRoles::Id, ForeignKeyAction::Cascade))
+                    .foreign_key(&mut fk(
+                        ShiftSlots::Table,
+                        ShiftSlots::BranchId,
+                        Locations::Table,
+                        Locations::Id,
+                        ForeignKeyAction::Cascade,
+                    ))
+                    .foreign_key(&mut fk(
+                        ShiftSlots::Table,
+                        ShiftSlots::JobRoleId,
+                        JobRoles::Table,
+                        JobRoles::Id,
+                        ForeignKeyAction::Cascade,
+                    ))
                     .to_owned(),
             )
             .await?;
-        index(manager, "ix_shift_slots_company", ShiftSlots::Table, vec![ShiftSlots::CompanyId.into_iden(), ShiftSlots::BranchId.into_iden()]).await?;
+        index(
+            manager,
+            "ix_shift_slots_company",
+            ShiftSlots::Table,
+            vec![
+                ShiftSlots::CompanyId.into_iden(),
+                ShiftSlots::BranchId.into_iden(),
+            ],
+        )
+        .await?;
 
         manager
             .create_table(
@@ -141,26 +206,92 @@ impl MigrationTrait for Migration {
                     .col(ColumnDef::new(Shifts::UserId).uuid().null())
                     .col(ColumnDef::new(Shifts::BookDate).text().not_null())
                     .col(ColumnDef::new(Shifts::Status).text().not_null())
-                    .col(ColumnDef::new(Shifts::StartAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Shifts::EndAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Shifts::ClockedIn).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(Shifts::ClockedOut).timestamp_with_time_zone().null())
-                    .col(ColumnDef::new(Shifts::TotalBreakMinutes).integer().not_null().default(0))
+                    .col(
+                        ColumnDef::new(Shifts::StartAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Shifts::EndAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Shifts::ClockedIn)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(Shifts::ClockedOut)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
+                    .col(
+                        ColumnDef::new(Shifts::TotalBreakMinutes)
+                            .integer()
+                            .not_null()
+                            .default(0),
+                    )
                     .col(ColumnDef::new(Shifts::Reminders).text().null())
-                    .col(ColumnDef::new(Shifts::CreatedAt).timestamp_with_time_zone().not_null())
-                    .col(ColumnDef::new(Shifts::UpdatedAt).timestamp_with_time_zone().not_null())
+                    .col(
+                        ColumnDef::new(Shifts::CreatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
+                    .col(
+                        ColumnDef::new(Shifts::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null(),
+                    )
                     .foreign_key(&mut fk_company(Shifts::Table, Shifts::CompanyId))
-                    .foreign_key(&mut fk(Shifts::Table, Shifts::SlotId, ShiftSlots::Table, ShiftSlots::Id, ForeignKeyAction::Cascade))
-                    .foreign_key(&mut fk(Shifts::Table, Shifts::MembershipId, Memberships::Table, Memberships::Id, ForeignKeyAction::SetNull))
+                    .foreign_key(&mut fk(
+                        Shifts::Table,
+                        Shifts::SlotId,
+                        ShiftSlots::Table,
+                        ShiftSlots::Id,
+                        ForeignKeyAction::Cascade,
+                    ))
+                    .foreign_key(&mut fk(
+                        Shifts::Table,
+                        Shifts::MembershipId,
+                        Memberships::Table,
+                        Memberships::Id,
+                        ForeignKeyAction::SetNull,
+                    ))
                     .to_owned(),
             )
             .await?;
         // /schedules pages by (company, start, id).
-        index(manager, "ix_shifts_company_start", Shifts::Table, vec![Shifts::CompanyId.into_iden(), Shifts::StartAt.into_iden(), Shifts::Id.into_iden()]).await?;
+        index(
+            manager,
+            "ix_shifts_company_start",
+            Shifts::Table,
+            vec![
+                Shifts::CompanyId.into_iden(),
+                Shifts::StartAt.into_iden(),
+                Shifts::Id.into_iden(),
+            ],
+        )
+        .await?;
         // Capacity checks count a slot's shifts on a date.
-        index(manager, "ix_shifts_slot_date", Shifts::Table, vec![Shifts::SlotId.into_iden(), Shifts::BookDate.into_iden()]).await?;
+        index(
+            manager,
+            "ix_shifts_slot_date",
+            Shifts::Table,
+            vec![Shifts::SlotId.into_iden(), Shifts::BookDate.into_iden()],
+        )
+        .await?;
         // A member's shifts (workforce resource, on-duty state).
-        index(manager, "ix_shifts_membership_start", Shifts::Table, vec![Shifts::MembershipId.into_iden(), Shifts::StartAt.into_iden()]).await?;
+        index(
+            manager,
+            "ix_shifts_membership_start",
+            Shifts::Table,
+            vec![
+                Shifts::MembershipId.into_iden(),
+                Shifts::StartAt.into_iden(),
+            ],
+        )
+        .await?;
         // /hours sums confirmed, clocked shifts by clock-in date.
         manager
             .get_connection()
@@ -170,7 +301,9 @@ impl MigrationTrait for Migration {
             )
             .await?;
 
-        ddl(manager, "CREATE TABLE IF NOT EXISTS overtime_records (
+        ddl(
+            manager,
+            "CREATE TABLE IF NOT EXISTS overtime_records (
                     id {uuid} NOT NULL PRIMARY KEY,
                     company_id {uuid} NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
                     membership_id {uuid} NOT NULL REFERENCES memberships (id) ON DELETE CASCADE,
@@ -182,13 +315,15 @@ impl MigrationTrait for Migration {
                     approved_at {ts} NULL,
                     created_at {ts} NOT NULL
                 )",
-            )
-            .await?;
+        )
+        .await?;
         manager
             .get_connection()
             .execute_unprepared("CREATE INDEX IF NOT EXISTS ix_overtime_company_day ON overtime_records (company_id, worked_on)")
             .await?;
-        ddl(manager, "CREATE TABLE IF NOT EXISTS unavailability (
+        ddl(
+            manager,
+            "CREATE TABLE IF NOT EXISTS unavailability (
                     id {uuid} NOT NULL PRIMARY KEY,
                     company_id {uuid} NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
                     membership_id {uuid} NOT NULL REFERENCES memberships (id) ON DELETE CASCADE,
@@ -197,37 +332,45 @@ impl MigrationTrait for Migration {
                     reason text NOT NULL,
                     created_at {ts} NOT NULL
                 )",
-            )
-            .await?;
+        )
+        .await?;
         manager
             .get_connection()
             .execute_unprepared("CREATE INDEX IF NOT EXISTS ix_unavailability_member ON unavailability (membership_id, start_at)")
             .await?;
-        ddl(manager, "CREATE TABLE IF NOT EXISTS skill_sets (
+        ddl(
+            manager,
+            "CREATE TABLE IF NOT EXISTS skill_sets (
                     id {uuid} NOT NULL PRIMARY KEY,
                     company_id {uuid} NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
                     code text NOT NULL,
                     name text NOT NULL,
                     created_at {ts} NOT NULL
                 )",
-            )
-            .await?;
+        )
+        .await?;
         manager
             .get_connection()
-            .execute_unprepared("CREATE INDEX IF NOT EXISTS ix_skill_sets_company ON skill_sets (company_id)")
+            .execute_unprepared(
+                "CREATE INDEX IF NOT EXISTS ix_skill_sets_company ON skill_sets (company_id)",
+            )
             .await?;
-        ddl(manager, "CREATE TABLE IF NOT EXISTS member_skills (
+        ddl(
+            manager,
+            "CREATE TABLE IF NOT EXISTS member_skills (
                     membership_id {uuid} NOT NULL REFERENCES memberships (id) ON DELETE CASCADE,
                     skill_set_id {uuid} NOT NULL REFERENCES skill_sets (id) ON DELETE CASCADE,
                     verified_at {ts} NULL,
                     created_at {ts} NOT NULL,
                     PRIMARY KEY (membership_id, skill_set_id)
                 )",
-            )
-            .await?;
+        )
+        .await?;
         // Transactional outbox: rows commit with the change that caused them and are
         // delivered afterwards by a background sender.
-        ddl(manager, "CREATE TABLE IF NOT EXISTS outbox (
+        ddl(
+            manager,
+            "CREATE TABLE IF NOT EXISTS outbox (
                     id {uuid} NOT NULL PRIMARY KEY,
                     company_id {uuid} NULL,
                     kind text NOT NULL,
@@ -239,18 +382,31 @@ impl MigrationTrait for Migration {
                     last_error text NULL,
                     created_at {ts} NOT NULL
                 )",
-            )
-            .await?;
+        )
+        .await?;
         manager
             .get_connection()
-            .execute_unprepared("CREATE INDEX IF NOT EXISTS ix_outbox_pending ON outbox (sent_at, next_attempt_at)")
+            .execute_unprepared(
+                "CREATE INDEX IF NOT EXISTS ix_outbox_pending ON outbox (sent_at, next_attempt_at)",
+            )
             .await?;
         Ok(())
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for table in ["outbox", "member_skills", "skill_sets", "unavailability", "overtime_records", "shifts", "shift_slots"] {
-            manager.get_connection().execute_unprepared(&format!("DROP TABLE IF EXISTS {table}")).await?;
+        for table in [
+            "outbox",
+            "member_skills",
+            "skill_sets",
+            "unavailability",
+            "overtime_records",
+            "shifts",
+            "shift_slots",
+        ] {
+            manager
+                .get_connection()
+                .execute_unprepared(&format!("DROP TABLE IF EXISTS {table}"))
+                .await?;
         }
         Ok(())
     }
