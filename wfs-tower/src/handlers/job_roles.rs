@@ -42,8 +42,9 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 }
 
 pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let id: JobRoleId = path_id(ctx.id(), "Job role")?;
+    // Body before id: validation (400) comes before identifiers (404).
     let patch = json::<UpdateJobRoleRequest>(ctx.body)?.into_patch()?;
+    let id: JobRoleId = path_id(ctx.id(), "Job role")?;
     let role = ctx
         .wfs
         .update_job_role(ctx.tx()?, ctx.key()?.company_id, id, patch)
