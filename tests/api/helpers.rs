@@ -413,3 +413,30 @@ impl TestApp {
         (membership_id.to_string(), user_id.to_string())
     }
 }
+
+/// A company with a key, a location ("North Clinic") and a job role ("Nurse"): the
+/// scene most scheduling tests start from.
+pub struct Scene {
+    pub app: TestApp,
+    pub company: Company,
+    pub key: Key,
+    pub branch: String,
+    pub role: String,
+}
+
+impl Scene {
+    pub async fn new() -> Scene {
+        let app = TestApp::spawn().await;
+        let company = app.company("Acme").await;
+        let key = app.key(&company).await;
+        let branch = app.seed_location(&company, "North Clinic").await;
+        let role = app.create_role(&key, "Nurse").await;
+        Scene {
+            app,
+            company,
+            key,
+            branch,
+            role,
+        }
+    }
+}

@@ -6,30 +6,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Value, json};
 use wfs_core::{CompanyId, MembershipId};
 
-struct Setup {
-    app: TestApp,
-    company: Company,
-    key: Key,
-    branch: String,
-    role: String,
-}
-
-async fn setup() -> Setup {
-    let app = TestApp::spawn().await;
-    let company = app.company("Acme").await;
-    let key = app.key(&company).await;
-    let branch = app.seed_location(&company, "North").await;
-    let role = app.create_role(&key, "Nurse").await;
-    Setup {
-        app,
-        company,
-        key,
-        branch,
-        role,
-    }
-}
-
-impl Setup {
+impl Scene {
     fn company_id(&self) -> CompanyId {
         self.company.id.parse().unwrap()
     }
@@ -125,7 +102,7 @@ fn starts(res: &TestResponse) -> Vec<String> {
 
 #[tokio::test]
 async fn the_default_window_runs_from_tomorrow_for_thirty_days() {
-    let s = setup().await;
+    let s = Scene::new().await;
     s.slot(3, "2026-11-18", "12:00", "13:00", 5).await; // today: before the window
     s.slot(4, "2026-11-19", "00:00", "01:00", 5).await; // tomorrow 00:00: first instant inside
     s.slot(6, "2026-12-19", "00:00", "01:00", 5).await; // 30 days after tomorrow: outside
@@ -158,7 +135,7 @@ async fn the_default_window_runs_from_tomorrow_for_thirty_days() {
 
 #[tokio::test]
 async fn an_explicit_window_is_half_open_ordered_and_includes_cancelled_shifts() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (_, first) = s.slot(1, "2026-11-23", "08:00", "12:00", 5).await;
     let (_, second) = s.slot(1, "2026-11-23", "09:00", "12:00", 5).await;
     s.slot(1, "2026-11-23", "10:00", "12:00", 5).await;
@@ -186,7 +163,7 @@ async fn an_explicit_window_is_half_open_ordered_and_includes_cancelled_shifts()
 
 #[tokio::test]
 async fn schedules_filter_by_users_location_role_and_slot() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (_, ada) = s.app.seed_member(&s.company, "Ada").await;
     let (_, bob) = s.app.seed_member(&s.company, "Bob").await;
     let (_, cy) = s.app.seed_member(&s.company, "Cy").await;
@@ -263,7 +240,7 @@ async fn schedules_filter_by_users_location_role_and_slot() {
 
 #[tokio::test]
 async fn schedules_page_by_100_with_link_headers() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (slot, _) = s.slot(1, "2026-11-23", "08:00", "16:00", 250).await;
     for _ in 0..104 {
         s.app
@@ -311,7 +288,7 @@ async fn schedules_page_by_100_with_link_headers() {
 
 #[tokio::test]
 async fn invalid_schedule_queries_are_400_naming_the_parameter() {
-    let s = setup().await;
+    let s = Scene::new().await;
     for (q, param) in [
         ("from=yesterday", "from"),
         ("to=2026-13-01", "to"),
@@ -332,7 +309,7 @@ async fn invalid_schedule_queries_are_400_naming_the_parameter() {
 
 #[tokio::test]
 async fn hours_count_the_shorter_of_clocked_and_scheduled_time_per_day() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (_, ada) = s.app.seed_member(&s.company, "Ada").await;
     let (_, bob) = s.app.seed_member(&s.company, "Bob").await;
     // Monday 2026-11-16, 08:00-16:00 UTC (8 h scheduled).
@@ -396,7 +373,7 @@ async fn hours_count_the_shorter_of_clocked_and_scheduled_time_per_day() {
 
 #[tokio::test]
 async fn hours_are_rounded_to_two_decimals_and_reach_367_days() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (_, ada) = s.app.seed_member(&s.company, "Ada").await;
     let (slot, _) = s.slot(1, "2026-11-16", "08:00", "16:00", 5).await;
     let booked = s.book(&slot, "2026-11-16", &[&ada]).await;
@@ -416,7 +393,7 @@ async fn hours_are_rounded_to_two_decimals_and_reach_367_days() {
 
 #[tokio::test]
 async fn invalid_hours_queries_are_400() {
-    let s = setup().await;
+    let s = Scene::new().await;
     for (q, param) in [
         ("to=2026-11-20", "from"),
         ("from=2026-11-20", "to"),
@@ -436,7 +413,7 @@ async fn invalid_hours_queries_are_400() {
 
 #[tokio::test]
 async fn overtime_sums_this_weeks_approved_hours_per_user_and_role() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let (ada_member, ada) = s.app.seed_member(&s.company, "Ada").await;
     let (bob_member, bob) = s.app.seed_member(&s.company, "Bob").await;
     s.overtime(&ada_member, "2026-11-16", 1.5).await; // Monday this week

@@ -5,31 +5,8 @@ use serde_json::{Value, json};
 
 const SHIFTS: &str = "/external/v1/shifts";
 
-struct Setup {
-    app: TestApp,
-    company: Company,
-    key: Key,
-    branch: String,
-    role: String,
-}
-
-async fn setup() -> Setup {
-    let app = TestApp::spawn().await;
-    let company = app.company("Acme").await;
-    let key = app.key(&company).await;
-    let branch = app.seed_location(&company, "North Clinic").await;
-    let role = app.create_role(&key, "Nurse").await;
-    Setup {
-        app,
-        company,
-        key,
-        branch,
-        role,
-    }
-}
-
 /// A Monday day slot in Berlin unless overridden.
-fn slot_body(s: &Setup, overrides: Value) -> Value {
+fn slot_body(s: &Scene, overrides: Value) -> Value {
     let mut body = json!({
         "branchId": s.branch, "jobRoleId": s.role, "startTime": "09:00", "endTime": "17:00",
         "bookDate": "2026-11-23", "dayOfWeek": 1, "maxStaffRequired": 2, "timeZone": "Europe/Berlin",
@@ -41,7 +18,7 @@ fn slot_body(s: &Setup, overrides: Value) -> Value {
     body
 }
 
-async fn create_slot(s: &Setup, overrides: Value) -> Value {
+async fn create_slot(s: &Scene, overrides: Value) -> Value {
     let res = s
         .app
         .post(
@@ -54,13 +31,13 @@ async fn create_slot(s: &Setup, overrides: Value) -> Value {
     res.body
 }
 
-async fn book(s: &Setup, body: Value) -> TestResponse {
+async fn book(s: &Scene, body: Value) -> TestResponse {
     s.app.post(&s.key, "/external/v1/shifts/book", &body).await
 }
 
 #[tokio::test]
 async fn creating_a_slot_answers_201_with_a_pending_unassigned_shift_in_utc() {
-    let s = setup().await;
+    let s = Scene::new().await;
 
     let created = create_slot(&s, json!({})).await;
 
@@ -79,7 +56,7 @@ async fn creating_a_slot_answers_201_with_a_pending_unassigned_shift_in_utc() {
 
 #[tokio::test]
 async fn slots_are_listed_with_their_location_and_role_and_can_be_filtered() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let other_branch = s.app.seed_location(&s.company, "South Clinic").await;
     let created = create_slot(&s, json!({"hours": 7.5, "writeUp": "bring badge"})).await;
     create_slot(
@@ -139,7 +116,7 @@ async fn slots_are_listed_with_their_location_and_role_and_can_be_filtered() {
 
 #[tokio::test]
 async fn one_shift_is_read_by_shift_id_and_unknown_ids_are_404() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let created = create_slot(&s, json!({})).await;
     let id = created["shift"]["id"].as_str().unwrap();
 
@@ -157,7 +134,7 @@ async fn one_shift_is_read_by_shift_id_and_unknown_ids_are_404() {
 
 #[tokio::test]
 async fn invalid_slots_are_400_naming_the_field() {
-    let s = setup().await;
+    let s = Scene::new().await;
     for (overrides, field) in [
         (json!({"startTime": "9:00"}), "startTime"),
         (json!({"endTime": "24:00"}), "endTime"),
@@ -205,7 +182,7 @@ async fn invalid_slots_are_400_naming_the_field() {
 
 #[tokio::test]
 async fn slots_must_reference_the_companys_location_and_role() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let other = s.app.company("Globex").await;
     let other_key = s.app.key(&other).await;
     let foreign_branch = s.app.seed_location(&other, "Foreign").await;
@@ -234,7 +211,7 @@ async fn slots_must_reference_the_companys_location_and_role() {
 
 #[tokio::test]
 async fn booking_on_a_day_the_slot_does_not_run_is_400() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let slot = create_slot(&s, json!({})).await["slotId"].clone();
 
     let res = book(&s, json!({"slotId": slot, "date": "2026-11-24"})).await;
@@ -244,7 +221,7 @@ async fn booking_on_a_day_the_slot_does_not_run_is_400() {
 
 #[tokio::test]
 async fn booking_assignees_fills_open_places_first_then_adds_shifts() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let created = create_slot(&s, json!({"maxStaffRequired": 3})).await;
     let slot = created["slotId"].clone();
     let open_place = created["shift"]["id"].clone();
@@ -276,7 +253,7 @@ async fn booking_assignees_fills_open_places_first_then_adds_shifts() {
 
 #[tokio::test]
 async fn a_slot_never_holds_more_than_max_staff_required() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let slot = create_slot(&s, json!({"maxStaffRequired": 2})).await["slotId"].clone();
     let (_, ada) = s.app.seed_member(&s.company, "Ada").await;
     let (_, bob) = s.app.seed_member(&s.company, "Bob").await;
@@ -310,7 +287,7 @@ async fn a_slot_never_holds_more_than_max_staff_required() {
 
 #[tokio::test]
 async fn assignees_must_be_active_members_booked_once() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let slot = create_slot(&s, json!({"maxStaffRequired": 5})).await["slotId"].clone();
     let (membership, ada) = s.app.seed_member(&s.company, "Ada").await;
     let other = s.app.company("Globex").await;
@@ -364,7 +341,7 @@ async fn assignees_must_be_active_members_booked_once() {
 
 #[tokio::test]
 async fn booking_validates_before_looking_up() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let slot = create_slot(&s, json!({})).await["slotId"].clone();
     for (body, field) in [
         (json!({"slotId": slot, "date": "23/11/2026"}), "date"),
@@ -396,7 +373,7 @@ async fn booking_validates_before_looking_up() {
 
 #[tokio::test]
 async fn cancelling_a_shift_marks_it_cancelled_and_frees_its_place() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let created = create_slot(&s, json!({"maxStaffRequired": 1})).await;
     let slot = created["slotId"].clone();
     let id = created["shift"]["id"].as_str().unwrap().to_owned();
@@ -427,7 +404,7 @@ async fn cancelling_a_shift_marks_it_cancelled_and_frees_its_place() {
 
 #[tokio::test]
 async fn overnight_shifts_across_dst_changes_get_their_real_length() {
-    let s = setup().await;
+    let s = Scene::new().await;
     // Saturday slots in New York, 22:00 to 06:00.
     let body = json!({"timeZone": "America/New_York", "startTime": "22:00", "endTime": "06:00", "dayOfWeek": 6, "bookDate": "2026-03-07"});
     let spring = create_slot(&s, body).await;
@@ -464,7 +441,7 @@ async fn overnight_shifts_across_dst_changes_get_their_real_length() {
 
 #[tokio::test]
 async fn another_companys_slots_and_shifts_are_unknown() {
-    let s = setup().await;
+    let s = Scene::new().await;
     let created = create_slot(&s, json!({})).await;
     let other = s.app.company("Globex").await;
     let other_key = s.app.key(&other).await;
