@@ -2,6 +2,7 @@
 
 use crate::error::ApiError;
 use serde::de::DeserializeOwned;
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use std::str::FromStr;
 
 /// Parses a JSON body; the error names the offending field.
@@ -75,4 +76,22 @@ pub(crate) fn query<T: DeserializeOwned>(raw: Option<&str>) -> Result<T, ApiErro
             ApiError::bad_request(format!("Invalid query parameter {path}: {inner}"))
         }
     })
+}
+
+/// An ISO-8601 instant: a date-time with offset, a date-time taken as UTC, or a date
+/// (its midnight UTC).
+pub(crate) fn instant(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
+    let v = value.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(v) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Ok(t.and_utc());
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+    }
+    Err(ApiError::bad_request(format!(
+        "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
+    )))
 }

@@ -19,7 +19,7 @@ use crate::Wfs;
 use crate::domain::validate::{optional_text, required_text};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId};
-use crate::persistence::entity::{member_skill, membership, skill_set, unavailability};
+use crate::persistence::entity::{member_skill, membership, membership_tombstone, skill_set, unavailability};
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
@@ -184,7 +184,8 @@ impl Wfs {
     }
 
     /// Deletes a membership for good (the user account stays). Its shifts keep their
-    /// history without an assignee link; its unavailability and qualifications go.
+    /// history without an assignee link; its unavailability and qualifications go; a
+    /// tombstone with a new resource version tells the workforce feed.
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown membership.
@@ -195,9 +196,17 @@ impl Wfs {
         member: MembershipId,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        membership::Entity::delete_by_id(member.0)
-            .exec(conn)
-            .await?;
+        membership::Entity::delete_by_id(member.0).exec(conn).await?;
+        // The feed keeps reporting the membership, as deleted, above its last version.
+        let v = self.next_resource_version(conn, company).await?;
+        membership_tombstone::ActiveModel {
+            membership_id: Set(member.0),
+            company_id: Set(company.0),
+            resource_version: Set(v.version),
+            updated_at: Set(v.updated_at),
+        }
+        .insert(conn)
+        .await?;
         Ok(())
     }
 }

@@ -17,3 +17,4 @@ pub mod shifts;
 pub mod staff;
 pub mod timekeeping;
 pub mod versions;
+pub mod workforce;

@@ -9,6 +9,7 @@ pub(crate) mod locations;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
+pub(crate) mod workforce;
 
 use serde::Serializer;
 

@@ -32,6 +32,7 @@ pub(crate) mod locations;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
+pub(crate) mod workforce;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -86,4 +87,5 @@ pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
         .chain(staff::ROUTES.iter())
         .chain(shifts::ROUTES.iter())
         .chain(schedules::ROUTES.iter())
+        .chain(workforce::ROUTES.iter())
 }

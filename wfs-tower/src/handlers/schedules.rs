@@ -5,10 +5,10 @@ use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::dto::shifts::ShiftRecord;
 use crate::error::ApiError;
-use crate::extract::query;
+use crate::extract::{instant, query};
 use crate::reply::Reply;
 use crate::router::Route;
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::NaiveDate;
 use http::{HeaderValue, StatusCode, header};
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::schedules::ScheduleQuery;
@@ -21,24 +21,6 @@ pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/hours", READ, get_hours),
     route!(GET "/external/v1/overtime", READ, list_overtime),
 ];
-
-/// An ISO-8601 instant: a date-time with offset, a date-time taken as UTC, or a date
-/// (its midnight UTC).
-fn instant(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
-    let v = value.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(v) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    if let Ok(t) = NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f") {
-        return Ok(t.and_utc());
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
-        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
-    }
-    Err(ApiError::bad_request(format!(
-        "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
-    )))
-}
 
 /// A required calendar date; a date-time is accepted and its UTC date used.
 fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {

@@ -8,6 +8,7 @@ pub mod job_role;
 pub mod location;
 pub mod member_skill;
 pub mod membership;
+pub mod membership_tombstone;
 pub mod outbox;
 pub mod overtime_record;
 pub mod shift;

@@ -11,6 +11,7 @@ mod m20261122_000002_create_locations_roles_memberships;
 mod m20261122_000003_create_api_keys;
 mod m20261122_000004_create_idempotency_records;
 mod m20261122_000005_create_scheduling;
+mod m20261122_000006_create_membership_tombstones;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_create_api_keys::Migration),
             Box::new(m20261122_000004_create_idempotency_records::Migration),
             Box::new(m20261122_000005_create_scheduling::Migration),
+            Box::new(m20261122_000006_create_membership_tombstones::Migration),
         ]
     }
 }
