@@ -21,11 +21,12 @@ pub fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 18, 9, 30, 0).unwrap()
 }
 
+#[derive(Clone)]
 pub struct TestApp {
     pub svc: WfsService,
     pub wfs: Wfs,
     pub clock: FixedClock,
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 #[derive(Debug)]
@@ -171,7 +172,7 @@ impl TestApp {
             Err(_) => {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
-                (url, Some(dir))
+                (url, Some(std::sync::Arc::new(dir)))
             }
         };
         let mut options = StoreOptions::new(url);
@@ -438,5 +439,16 @@ impl Scene {
             branch,
             role,
         }
+    }
+}
+
+impl Scene {
+    /// Another company in the same app (same database).
+    pub async fn new_in(app: &TestApp, name: &str) -> Scene {
+        let company = app.company(name).await;
+        let key = app.key(&company).await;
+        let branch = app.seed_location(&company, "Elsewhere").await;
+        let role = app.create_role(&key, "Porter").await;
+        Scene { app: app.clone(), company, key, branch, role }
     }
 }

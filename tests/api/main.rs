@@ -10,6 +10,7 @@ mod host_api;
 
 mod api_keys;
 mod embedding;
+mod feed_consistency;
 mod idempotency;
 mod isolation;
 mod job_roles;
@@ -20,3 +21,4 @@ mod schedules;
 mod shifts;
 mod sign_in;
 mod staff;
+mod workforce;
