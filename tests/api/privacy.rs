@@ -157,6 +157,8 @@ fn read_paths(p: &Populated) -> Vec<String> {
         ),
         "/external/v1/hours?from=2026-11-10&to=2026-11-20".into(),
         "/external/v1/overtime".into(),
+        "/external/v1/workforce/resources?from=2026-11-10T00:00:00Z&to=2026-12-01T00:00:00Z".into(),
+        "/external/v1/workforce/availability?from=2026-11-10T00:00:00Z&to=2026-12-01T00:00:00Z".into(),
     ]
 }
 
@@ -194,7 +196,7 @@ async fn no_read_response_carries_personal_data() {
         }
         scanned += 1;
     }
-    assert_eq!(scanned, 10);
+    assert_eq!(scanned, 12);
     let hours = p
         .app
         .get(&p.key, "/external/v1/hours?from=2026-11-16&to=2026-11-16")
@@ -229,6 +231,9 @@ async fn a_company_sees_none_of_anothers_data_on_any_read_route() {
             // Only Globex's own admin.
             assert_eq!(res.body.as_array().unwrap().len(), 1, "{text}");
             assert_eq!(res.body[0]["privilege"], 1);
+        } else if path.contains("/workforce/") {
+            // Only Globex's own admin's resource.
+            assert_eq!(res.body["data"].as_array().unwrap().len(), 1, "{text}");
         } else {
             assert_eq!(res.body, json!([]), "{path}");
         }

@@ -1,0 +1,194 @@
+//! The workforce feed at scale: `cargo bench --bench feed`.
+//!
+//! Loads `BENCH_MEMBERS` memberships (default 100,000), each with a shift in the
+//! window and a role and location, into a file SQLite (or `WFS_BENCH_DATABASE_URL`),
+//! then pages through the whole feed at limit 200 through the tower service and
+//! reports the time of the first and of the last page, their ratio (keyset paging:
+//! it should stay near 1) and the total. Without `--bench` it runs small.
+
+use bytes::Bytes;
+use chrono::{Duration, Utc};
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use std::time::{Duration as StdDuration, Instant};
+use tower::ServiceExt;
+use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
+use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::api_keys::NewApiKey;
+use wfs_core::service::job_roles::NewJobRole;
+use wfs_core::service::locations::NewLocation;
+use wfs_core::service::shifts::NewShiftSlot;
+use wfs_core::{AdminPrincipal, Store, StoreOptions, Wfs};
+use wfs_tower::WfsService;
+
+/// Inserts rows of `columns` in multi-row statements, `per_stmt` rows each.
+async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) {
+    let conn = wfs.store().conn();
+    let backend = conn.get_database_backend();
+    for chunk in rows.chunks(400) {
+        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        let mut values = Vec::with_capacity(chunk.len() * columns.len());
+        for (i, row) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(',');
+            }
+            let placeholders: Vec<String> = (0..columns.len()).map(|c| format!("${}", i * columns.len() + c + 1)).collect();
+            sql.push_str(&format!("({})", placeholders.join(",")));
+            values.extend(row.iter().cloned());
+        }
+        let tx = wfs.begin().await.unwrap();
+        tx.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+        tx.commit().await.unwrap();
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    let total: i64 = std::env::var("BENCH_MEMBERS").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 100_000 } else { 1_000 });
+    let dir = tempfile::tempdir().unwrap();
+    let url = std::env::var("WFS_BENCH_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("feed.db").display()));
+    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+    store.migrate().await.unwrap();
+    let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
+
+    let tx = wfs.begin().await.unwrap();
+    let email = format!("feed-{}@bench.test", uuid::Uuid::new_v4().simple());
+    let admin = NewCompanyAdmin { company_name: "Bench".into(), email, password: "bench-password".into(), first_name: "B".into(), last_name: "B".into() };
+    let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
+    let principal = AdminPrincipal { user_id: company.user_id, company_id: company.company_id };
+    let scopes = Some(vec!["availability:read".to_owned()]);
+    let key = wfs.create_api_key(&*tx, principal, NewApiKey { name: "bench".into(), scopes, ..Default::default() }).await.unwrap();
+    let location = wfs.create_location(&*tx, company.company_id, NewLocation { name: "L".into(), ..Default::default() }).await.unwrap();
+    let role = wfs.create_job_role(&*tx, company.company_id, NewJobRole { title: "R".into(), ..Default::default() }).await.unwrap();
+    let tomorrow = (Utc::now() + Duration::days(1)).date_naive();
+    let slot = NewShiftSlot {
+        branch_id: location.location.id.to_string(),
+        job_role_id: role.id.to_string(),
+        start_time: "08:00".into(),
+        end_time: "16:00".into(),
+        book_date: tomorrow.format("%Y-%m-%d").to_string(),
+        day_of_week: i64::from(wfs_core::domain::time::day_of_week(tomorrow)),
+        max_staff_required: 1,
+        time_zone: "UTC".into(),
+        shift_name: "S".into(),
+        shift_color: "#000".into(),
+        ..Default::default()
+    };
+    let (slot, _) = wfs.create_shift_slot(&*tx, company.company_id, slot).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let started = Instant::now();
+    let now = Utc::now();
+    let start = tomorrow.and_hms_opt(8, 0, 0).unwrap().and_utc();
+    let (mut users, mut memberships, mut shifts) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..total {
+        let user = uuid::Uuid::now_v7();
+        let member = uuid::Uuid::now_v7();
+        users.push(vec![user.into(), format!("u{i}@feed.test").into(), "F".into(), "L".into(), false.into(), now.into(), now.into()]);
+        memberships.push(vec![
+            member.into(),
+            company.company_id.0.into(),
+            user.into(),
+            location.location.id.0.into(),
+            role.id.0.into(),
+            3i16.into(),
+            1i16.into(),
+            (1000 + i).into(),
+            now.into(),
+            now.into(),
+        ]);
+        shifts.push(vec![
+            uuid::Uuid::now_v7().into(),
+            company.company_id.0.into(),
+            slot.slot.id.into(),
+            location.location.id.0.into(),
+            role.id.0.into(),
+            member.into(),
+            user.into(),
+            tomorrow.format("%Y-%m-%d").to_string().into(),
+            "confirmed".into(),
+            start.into(),
+            (start + Duration::hours(8)).into(),
+            now.into(),
+            now.into(),
+        ]);
+    }
+    insert_rows(&wfs, "users", &["id", "email", "first_name", "last_name", "must_change_password", "created_at", "updated_at"], users).await;
+    insert_rows(
+        &wfs,
+        "memberships",
+        &["id", "company_id", "user_id", "branch_id", "job_role_id", "privilege", "status", "resource_version", "updated_at", "created_at"],
+        memberships,
+    )
+    .await;
+    insert_rows(
+        &wfs,
+        "shifts",
+        &["id", "company_id", "slot_id", "branch_id", "job_role_id", "membership_id", "user_id", "book_date", "status", "start_at", "end_at", "created_at", "updated_at"],
+        shifts,
+    )
+    .await;
+    println!("loaded {total} memberships with shifts in {:.1} s", started.elapsed().as_secs_f64());
+
+    let svc = WfsService::new(wfs);
+    let get = |path: String| {
+        let svc = svc.clone();
+        let (id, secret) = (key.client_id.clone(), key.client_secret.expose().to_owned());
+        async move {
+            let req = Request::get(path).header("x-api-key", id).header("x-api-secret", secret).body(Full::new(Bytes::new())).unwrap();
+            let t = Instant::now();
+            let res = svc.oneshot(req).await.unwrap();
+            assert_eq!(res.status(), 200);
+            let body: serde_json::Value = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+            (t.elapsed(), body)
+        }
+    };
+    let all = Instant::now();
+    let mut times: Vec<StdDuration> = Vec::new();
+    let mut served = 0usize;
+    let mut path = "/external/v1/workforce/resources?limit=200".to_owned();
+    // The last page holding a full 200: the fair comparison with the first.
+    let mut last_full = path.clone();
+    loop {
+        let (took, body) = get(path.clone()).await;
+        times.push(took);
+        let data = body["data"].as_array().unwrap();
+        served += data.len();
+        if data.len() == 200 {
+            last_full = path.clone();
+        }
+        assert!(data.iter().all(|r| r["shifts"].as_array().is_some_and(|s| s.len() <= 1)));
+        match body["pagination"]["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/external/v1/workforce/resources?cursor={cursor}"),
+            None => break,
+        }
+    }
+    let total_time = all.elapsed();
+    assert_eq!(served as i64, total + 1, "every membership once, plus the admin");
+    // The first and last pages, each as the median of five fetches of the same page.
+    let first = median_of(&get, "/external/v1/workforce/resources?limit=200".to_owned()).await;
+    let last = median_of(&get, last_full).await;
+    let tail = median_of(&get, path).await;
+    println!(
+        "feed over {total} memberships at limit 200: {} pages in {:.2} s; first page {first:?}, last full page {last:?} \
+         (last/first {:.2}), final partial page {tail:?}",
+        times.len(),
+        total_time.as_secs_f64(),
+        last.as_secs_f64() / first.as_secs_f64()
+    );
+}
+
+async fn median_of<F, Fut>(get: &F, path: String) -> StdDuration
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = (StdDuration, serde_json::Value)>,
+{
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        runs.push(get(path.clone()).await.0);
+    }
+    runs.sort();
+    runs[2]
+}
