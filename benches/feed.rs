@@ -32,12 +32,16 @@ async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Val
             if i > 0 {
                 sql.push(',');
             }
-            let placeholders: Vec<String> = (0..columns.len()).map(|c| format!("${}", i * columns.len() + c + 1)).collect();
+            let placeholders: Vec<String> = (0..columns.len())
+                .map(|c| format!("${}", i * columns.len() + c + 1))
+                .collect();
             sql.push_str(&format!("({})", placeholders.join(",")));
             values.extend(row.iter().cloned());
         }
         let tx = wfs.begin().await.unwrap();
-        tx.execute_raw(Statement::from_sql_and_values(backend, sql, values)).await.unwrap();
+        tx.execute_raw(Statement::from_sql_and_values(backend, sql, values))
+            .await
+            .unwrap();
         tx.commit().await.unwrap();
     }
 }
@@ -45,7 +49,10 @@ async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Val
 #[tokio::main]
 async fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
-    let total: i64 = std::env::var("BENCH_MEMBERS").ok().and_then(|v| v.parse().ok()).unwrap_or(if benching { 100_000 } else { 1_000 });
+    let total: i64 = std::env::var("BENCH_MEMBERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if benching { 100_000 } else { 1_000 });
     let dir = tempfile::tempdir().unwrap();
     let url = std::env::var("WFS_BENCH_DATABASE_URL")
         .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("feed.db").display()));
@@ -55,13 +62,53 @@ async fn main() {
 
     let tx = wfs.begin().await.unwrap();
     let email = format!("feed-{}@bench.test", uuid::Uuid::new_v4().simple());
-    let admin = NewCompanyAdmin { company_name: "Bench".into(), email, password: "bench-password".into(), first_name: "B".into(), last_name: "B".into() };
+    let admin = NewCompanyAdmin {
+        company_name: "Bench".into(),
+        email,
+        password: "bench-password".into(),
+        first_name: "B".into(),
+        last_name: "B".into(),
+    };
     let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
-    let principal = AdminPrincipal { user_id: company.user_id, company_id: company.company_id };
+    let principal = AdminPrincipal {
+        user_id: company.user_id,
+        company_id: company.company_id,
+    };
     let scopes = Some(vec!["availability:read".to_owned()]);
-    let key = wfs.create_api_key(&*tx, principal, NewApiKey { name: "bench".into(), scopes, ..Default::default() }).await.unwrap();
-    let location = wfs.create_location(&*tx, company.company_id, NewLocation { name: "L".into(), ..Default::default() }).await.unwrap();
-    let role = wfs.create_job_role(&*tx, company.company_id, NewJobRole { title: "R".into(), ..Default::default() }).await.unwrap();
+    let key = wfs
+        .create_api_key(
+            &*tx,
+            principal,
+            NewApiKey {
+                name: "bench".into(),
+                scopes,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let location = wfs
+        .create_location(
+            &*tx,
+            company.company_id,
+            NewLocation {
+                name: "L".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let role = wfs
+        .create_job_role(
+            &*tx,
+            company.company_id,
+            NewJobRole {
+                title: "R".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let tomorrow = (Utc::now() + Duration::days(1)).date_naive();
     let slot = NewShiftSlot {
         branch_id: location.location.id.to_string(),
@@ -76,7 +123,10 @@ async fn main() {
         shift_color: "#000".into(),
         ..Default::default()
     };
-    let (slot, _) = wfs.create_shift_slot(&*tx, company.company_id, slot).await.unwrap();
+    let (slot, _) = wfs
+        .create_shift_slot(&*tx, company.company_id, slot)
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
 
     let started = Instant::now();
@@ -86,7 +136,15 @@ async fn main() {
     for i in 0..total {
         let user = uuid::Uuid::now_v7();
         let member = uuid::Uuid::now_v7();
-        users.push(vec![user.into(), format!("u{i}@feed.test").into(), "F".into(), "L".into(), false.into(), now.into(), now.into()]);
+        users.push(vec![
+            user.into(),
+            format!("u{i}@feed.test").into(),
+            "F".into(),
+            "L".into(),
+            false.into(),
+            now.into(),
+            now.into(),
+        ]);
         memberships.push(vec![
             member.into(),
             company.company_id.0.into(),
@@ -115,33 +173,89 @@ async fn main() {
             now.into(),
         ]);
     }
-    insert_rows(&wfs, "users", &["id", "email", "first_name", "last_name", "must_change_password", "created_at", "updated_at"], users).await;
+    insert_rows(
+        &wfs,
+        "users",
+        &[
+            "id",
+            "email",
+            "first_name",
+            "last_name",
+            "must_change_password",
+            "created_at",
+            "updated_at",
+        ],
+        users,
+    )
+    .await;
     insert_rows(
         &wfs,
         "memberships",
-        &["id", "company_id", "user_id", "branch_id", "job_role_id", "privilege", "status", "resource_version", "updated_at", "created_at"],
+        &[
+            "id",
+            "company_id",
+            "user_id",
+            "branch_id",
+            "job_role_id",
+            "privilege",
+            "status",
+            "resource_version",
+            "updated_at",
+            "created_at",
+        ],
         memberships,
     )
     .await;
     insert_rows(
         &wfs,
         "shifts",
-        &["id", "company_id", "slot_id", "branch_id", "job_role_id", "membership_id", "user_id", "book_date", "status", "start_at", "end_at", "created_at", "updated_at"],
+        &[
+            "id",
+            "company_id",
+            "slot_id",
+            "branch_id",
+            "job_role_id",
+            "membership_id",
+            "user_id",
+            "book_date",
+            "status",
+            "start_at",
+            "end_at",
+            "created_at",
+            "updated_at",
+        ],
         shifts,
     )
     .await;
-    println!("loaded {total} memberships with shifts in {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "loaded {total} memberships with shifts in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    // Measure a settled store, not the bulk load's write-ahead log.
+    if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
+        wfs.store()
+            .conn()
+            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await
+            .unwrap();
+    }
 
     let svc = WfsService::new(wfs);
     let get = |path: String| {
         let svc = svc.clone();
         let (id, secret) = (key.client_id.clone(), key.client_secret.expose().to_owned());
         async move {
-            let req = Request::get(path).header("x-api-key", id).header("x-api-secret", secret).body(Full::new(Bytes::new())).unwrap();
+            let req = Request::get(path)
+                .header("x-api-key", id)
+                .header("x-api-secret", secret)
+                .body(Full::new(Bytes::new()))
+                .unwrap();
             let t = Instant::now();
             let res = svc.oneshot(req).await.unwrap();
             assert_eq!(res.status(), 200);
-            let body: serde_json::Value = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+            let body: serde_json::Value =
+                serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes())
+                    .unwrap();
             (t.elapsed(), body)
         }
     };
@@ -159,18 +273,40 @@ async fn main() {
         if data.len() == 200 {
             last_full = path.clone();
         }
-        assert!(data.iter().all(|r| r["shifts"].as_array().is_some_and(|s| s.len() <= 1)));
+        assert!(
+            data.iter()
+                .all(|r| r["shifts"].as_array().is_some_and(|s| s.len() <= 1))
+        );
         match body["pagination"]["next_cursor"].as_str() {
             Some(cursor) => path = format!("/external/v1/workforce/resources?cursor={cursor}"),
             None => break,
         }
     }
     let total_time = all.elapsed();
-    assert_eq!(served as i64, total + 1, "every membership once, plus the admin");
-    // The first and last pages, each as the median of five fetches of the same page.
-    let first = median_of(&get, "/external/v1/workforce/resources?limit=200".to_owned()).await;
-    let last = median_of(&get, last_full).await;
-    let tail = median_of(&get, path).await;
+    let ms = |d: &StdDuration| format!("{:.1}", d.as_secs_f64() * 1000.0);
+    let n = times.len();
+    let sample: Vec<String> = [0, 1, 2, n / 4, n / 2, 3 * n / 4, n - 3, n - 2]
+        .iter()
+        .map(|&i| format!("#{}:{}", i + 1, ms(&times[i.min(n - 1)])))
+        .collect();
+    println!("page times (ms) across the walk: {}", sample.join(" "));
+    assert_eq!(
+        served as i64,
+        total + 1,
+        "every membership once, plus the admin"
+    );
+    // The first and the last full page, fetched alternately so that neither gains
+    // from running later in the process, then each page's median.
+    let first_path = "/external/v1/workforce/resources?limit=200".to_owned();
+    let (mut firsts, mut lasts) = (Vec::new(), Vec::new());
+    for _ in 0..9 {
+        firsts.push(get(first_path.clone()).await.0);
+        lasts.push(get(last_full.clone()).await.0);
+    }
+    firsts.sort();
+    lasts.sort();
+    let (first, last) = (firsts[4], lasts[4]);
+    let tail = get(path).await.0;
     println!(
         "feed over {total} memberships at limit 200: {} pages in {:.2} s; first page {first:?}, last full page {last:?} \
          (last/first {:.2}), final partial page {tail:?}",
@@ -178,17 +314,4 @@ async fn main() {
         total_time.as_secs_f64(),
         last.as_secs_f64() / first.as_secs_f64()
     );
-}
-
-async fn median_of<F, Fut>(get: &F, path: String) -> StdDuration
-where
-    F: Fn(String) -> Fut,
-    Fut: std::future::Future<Output = (StdDuration, serde_json::Value)>,
-{
-    let mut runs = Vec::new();
-    for _ in 0..5 {
-        runs.push(get(path.clone()).await.0);
-    }
-    runs.sort();
-    runs[2]
 }

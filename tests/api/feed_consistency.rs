@@ -35,9 +35,13 @@ impl Consumer {
         loop {
             let mut path = String::from("/external/v1/workforce/resources?limit=50");
             match (&cursor, &self.since) {
-                (Some(c), Some(since)) => path.push_str(&format!("&cursor={c}&updated_since={}", urlencode(since))),
+                (Some(c), Some(since)) => {
+                    path.push_str(&format!("&cursor={c}&updated_since={}", urlencode(since)))
+                }
                 (Some(c), None) => path.push_str(&format!("&cursor={c}")),
-                (None, Some(since)) => path.push_str(&format!("&updated_since={}", urlencode(since))),
+                (None, Some(since)) => {
+                    path.push_str(&format!("&updated_since={}", urlencode(since)))
+                }
                 (None, None) => {}
             }
             let res = app.get(key, &path).await;
@@ -45,10 +49,21 @@ impl Consumer {
             let mut greatest = self.since.clone();
             for item in res.body["data"].as_array().unwrap() {
                 let id = item["staff_resource_id"].as_str().unwrap().to_owned();
-                let seen = Seen { version: item["resource_version"].as_i64().unwrap(), deleted: item["deleted"] == Value::Bool(true) };
+                let seen = Seen {
+                    version: item["resource_version"].as_i64().unwrap(),
+                    deleted: item["deleted"] == Value::Bool(true),
+                };
                 if let Some(prev) = self.mirror.get(&id) {
-                    assert!(seen.version >= prev.version, "{id}: version went back from {} to {}", prev.version, seen.version);
-                    assert!(!prev.deleted || seen.deleted, "{id} came back after its tombstone");
+                    assert!(
+                        seen.version >= prev.version,
+                        "{id}: version went back from {} to {}",
+                        prev.version,
+                        seen.version
+                    );
+                    assert!(
+                        !prev.deleted || seen.deleted,
+                        "{id} came back after its tombstone"
+                    );
                 }
                 self.mirror.insert(id, seen);
                 let updated = item["updated_at"].as_str().unwrap().to_owned();
@@ -75,22 +90,38 @@ fn urlencode(s: &str) -> String {
 
 /// One writer's changes to its own members: unavailability added and removed, a
 /// member deactivated, and two members deleted near the end.
-async fn write(app: TestApp, company: CompanyId, mine: Vec<MembershipId>, changes: Arc<AtomicUsize>) {
+async fn write(
+    app: TestApp,
+    company: CompanyId,
+    mine: Vec<MembershipId>,
+    changes: Arc<AtomicUsize>,
+) {
     let wfs = &app.wfs;
     let mut intervals: Vec<uuid::Uuid> = Vec::new();
     let mut deleted = 0;
     for i in 0..CHANGES_PER_WRITER {
         let member = mine[i % mine.len()];
         let tx = wfs.begin().await.unwrap();
-        let result = if i + 2 * mine.len() >= CHANGES_PER_WRITER && deleted < 2 && i % mine.len() < 2 {
-            deleted += 1;
-            wfs.delete_membership(&*tx, company, member).await
-        } else if i % 3 == 2 && !intervals.is_empty() {
-            wfs.remove_unavailability(&*tx, company, intervals.remove(0)).await
-        } else {
-            let start = Utc::now() + Duration::days((i % 20) as i64);
-            wfs.add_unavailability(&*tx, company, member, start, start + Duration::hours(8), "leave").await.map(|id| intervals.push(id))
-        };
+        let result =
+            if i + 2 * mine.len() >= CHANGES_PER_WRITER && deleted < 2 && i % mine.len() < 2 {
+                deleted += 1;
+                wfs.delete_membership(&*tx, company, member).await
+            } else if i % 3 == 2 && !intervals.is_empty() {
+                wfs.remove_unavailability(&*tx, company, intervals.remove(0))
+                    .await
+            } else {
+                let start = Utc::now() + Duration::days((i % 20) as i64);
+                wfs.add_unavailability(
+                    &*tx,
+                    company,
+                    member,
+                    start,
+                    start + Duration::hours(8),
+                    "leave",
+                )
+                .await
+                .map(|id| intervals.push(id))
+            };
         match result {
             Ok(()) => {
                 tx.commit().await.unwrap();
@@ -114,12 +145,22 @@ async fn a_polling_consumer_mirrors_the_store_exactly_under_concurrent_writes() 
 
     let writers: Vec<_> = ids
         .chunks(MEMBERS_PER_WRITER)
-        .map(|mine| tokio::spawn(write(s.app.clone(), company, mine.to_vec(), changes.clone())))
+        .map(|mine| {
+            tokio::spawn(write(
+                s.app.clone(),
+                company,
+                mine.to_vec(),
+                changes.clone(),
+            ))
+        })
         .collect();
     let consumer = {
         let (app, key, done) = (s.app.clone(), s.key.clone(), done.clone());
         tokio::spawn(async move {
-            let mut consumer = Consumer { mirror: HashMap::new(), since: None };
+            let mut consumer = Consumer {
+                mirror: HashMap::new(),
+                since: None,
+            };
             let mut polls = 0;
             while !done.load(Ordering::Acquire) {
                 consumer.poll(&app, &key).await;
@@ -138,18 +179,48 @@ async fn a_polling_consumer_mirrors_the_store_exactly_under_concurrent_writes() 
 
     let conn = s.app.wfs.store().conn();
     let mut truth: HashMap<String, Seen> = HashMap::new();
-    for m in membership::Entity::find().filter(membership::Column::CompanyId.eq(company.0)).all(conn).await.unwrap() {
-        truth.insert(m.id.to_string(), Seen { version: m.resource_version, deleted: false });
+    for m in membership::Entity::find()
+        .filter(membership::Column::CompanyId.eq(company.0))
+        .all(conn)
+        .await
+        .unwrap()
+    {
+        truth.insert(
+            m.id.to_string(),
+            Seen {
+                version: m.resource_version,
+                deleted: false,
+            },
+        );
     }
-    for t in membership_tombstone::Entity::find().filter(membership_tombstone::Column::CompanyId.eq(company.0)).all(conn).await.unwrap() {
-        truth.insert(t.membership_id.to_string(), Seen { version: t.resource_version, deleted: true });
+    for t in membership_tombstone::Entity::find()
+        .filter(membership_tombstone::Column::CompanyId.eq(company.0))
+        .all(conn)
+        .await
+        .unwrap()
+    {
+        truth.insert(
+            t.membership_id.to_string(),
+            Seen {
+                version: t.resource_version,
+                deleted: true,
+            },
+        );
     }
     let made = changes.load(Ordering::Relaxed);
     assert!(made >= 2500, "only {made} changes");
-    assert!(polls >= 3, "the consumer polled while writers wrote ({polls} polls)");
+    assert!(
+        polls >= 3,
+        "the consumer polled while writers wrote ({polls} polls)"
+    );
     assert_eq!(truth.values().filter(|s| s.deleted).count(), WRITERS * 2);
     assert_eq!(consumer.mirror.len(), truth.len());
     for (id, expected) in &truth {
-        assert_eq!(consumer.mirror.get(id), Some(expected), "{id} on {} after {made} changes", backend_name());
+        assert_eq!(
+            consumer.mirror.get(id),
+            Some(expected),
+            "{id} on {} after {made} changes",
+            backend_name()
+        );
     }
 }

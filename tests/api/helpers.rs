@@ -449,6 +449,12 @@ impl Scene {
         let key = app.key(&company).await;
         let branch = app.seed_location(&company, "Elsewhere").await;
         let role = app.create_role(&key, "Porter").await;
-        Scene { app: app.clone(), company, key, branch, role }
+        Scene {
+            app: app.clone(),
+            company,
+            key,
+            branch,
+            role,
+        }
     }
 }

@@ -401,11 +401,16 @@ async fn hydrate(
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let members = membership::Entity::find()
-        .filter(membership::Column::CompanyId.eq(company.0))
+    // By primary key only, the company checked here: with a company condition in the
+    // SQL, SQLite's planner prefers the company index for long id lists and scans
+    // every membership of the company, so page cost would grow with the company.
+    let members: Vec<membership::Model> = membership::Entity::find()
         .filter(membership::Column::Id.is_in(ids.iter().copied()))
         .all(tx)
-        .await?;
+        .await?
+        .into_iter()
+        .filter(|m| m.company_id == company.0)
+        .collect();
     let role_ids: Vec<Uuid> = members.iter().filter_map(|m| m.job_role_id).collect();
     let branch_ids: Vec<Uuid> = members.iter().filter_map(|m| m.branch_id).collect();
     let roles: HashMap<Uuid, String> = job_role::Entity::find()

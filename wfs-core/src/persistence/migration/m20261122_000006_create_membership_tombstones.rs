@@ -23,7 +23,7 @@ impl MigrationTrait for Migration {
         ))
         .await?;
         conn.execute_unprepared(
-            "CREATE INDEX IF NOT EXISTS ix_tombstones_company_version ON membership_tombstones (company_id, resource_version)",
+            "CREATE INDEX IF NOT EXISTS ix_tombstones_company_version ON membership_tombstones (company_id, resource_version, membership_id)",
         )
         .await?;
         // `updated_since` becomes a version floor through these (updated_at grows with
