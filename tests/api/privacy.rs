@@ -158,7 +158,8 @@ fn read_paths(p: &Populated) -> Vec<String> {
         "/external/v1/hours?from=2026-11-10&to=2026-11-20".into(),
         "/external/v1/overtime".into(),
         "/external/v1/workforce/resources?from=2026-11-10T00:00:00Z&to=2026-12-01T00:00:00Z".into(),
-        "/external/v1/workforce/availability?from=2026-11-10T00:00:00Z&to=2026-12-01T00:00:00Z".into(),
+        "/external/v1/workforce/availability?from=2026-11-10T00:00:00Z&to=2026-12-01T00:00:00Z"
+            .into(),
     ]
 }
 

@@ -1,8 +1,8 @@
 //! Turning raw request parts into typed input; every rejection is an [`ApiError`].
 
 use crate::error::ApiError;
-use serde::de::DeserializeOwned;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use serde::de::DeserializeOwned;
 use std::str::FromStr;
 
 /// Parses a JSON body; the error names the offending field.

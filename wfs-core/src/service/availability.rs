@@ -19,7 +19,9 @@ use crate::Wfs;
 use crate::domain::validate::{optional_text, required_text};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId};
-use crate::persistence::entity::{member_skill, membership, membership_tombstone, skill_set, unavailability};
+use crate::persistence::entity::{
+    member_skill, membership, membership_tombstone, skill_set, unavailability,
+};
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
@@ -196,7 +198,9 @@ impl Wfs {
         member: MembershipId,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        membership::Entity::delete_by_id(member.0).exec(conn).await?;
+        membership::Entity::delete_by_id(member.0)
+            .exec(conn)
+            .await?;
         // The feed keeps reporting the membership, as deleted, above its last version.
         let v = self.next_resource_version(conn, company).await?;
         membership_tombstone::ActiveModel {

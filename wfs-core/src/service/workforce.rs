@@ -22,7 +22,8 @@ use crate::Wfs;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::{
-    job_role, location, member_skill, membership, membership_tombstone, shift, skill_set, unavailability,
+    job_role, location, member_skill, membership, membership_tombstone, shift, skill_set,
+    unavailability,
 };
 use crate::service::accounts::status as member_status;
 use crate::service::shifts::status as shift_status;
@@ -30,8 +31,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement,
-    TransactionTrait,
+    ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Statement, TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -234,7 +235,11 @@ struct Resolved {
 fn resolve(req: &FeedRequest, company: CompanyId, now: DateTime<Utc>) -> Result<Resolved> {
     if let Some(raw) = &req.cursor {
         let cursor = Cursor::decode(raw, company)?;
-        let differs = |name: &str| Error::invalid(format!("cursor was issued for another query: {name} differs"));
+        let differs = |name: &str| {
+            Error::invalid(format!(
+                "cursor was issued for another query: {name} differs"
+            ))
+        };
         if req.from.is_some_and(|f| f != cursor.f) {
             return Err(differs("from"));
         }
@@ -247,11 +252,19 @@ fn resolve(req: &FeedRequest, company: CompanyId, now: DateTime<Utc>) -> Result<
         if req.updated_since.is_some() && req.updated_since != cursor.s {
             return Err(differs("updated_since"));
         }
-        return Ok(Resolved { from: cursor.f, to: cursor.t, limit: cursor.l, since: cursor.s, after: Some(cursor.a) });
+        return Ok(Resolved {
+            from: cursor.f,
+            to: cursor.t,
+            limit: cursor.l,
+            since: cursor.s,
+            after: Some(cursor.a),
+        });
     }
     let limit = req.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(Error::invalid(format!("limit must be between 1 and {MAX_LIMIT}")));
+        return Err(Error::invalid(format!(
+            "limit must be between 1 and {MAX_LIMIT}"
+        )));
     }
     let from = req.from.unwrap_or(now);
     let to = req.to.unwrap_or(from + DEFAULT_WINDOW);
@@ -261,7 +274,13 @@ fn resolve(req: &FeedRequest, company: CompanyId, now: DateTime<Utc>) -> Result<
     if to - from > MAX_WINDOW {
         return Err(Error::invalid("the window from..to may not exceed 90 days"));
     }
-    Ok(Resolved { from, to, limit, since: req.updated_since, after: None })
+    Ok(Resolved {
+        from,
+        to,
+        limit,
+        since: req.updated_since,
+        after: None,
+    })
 }
 
 impl Wfs {
@@ -307,16 +326,25 @@ impl Wfs {
         let has_more = entries.len() as i64 > q.limit;
         entries.truncate(q.limit as usize);
 
-        let live: Vec<Uuid> = entries.iter().filter(|(_, _, gone)| !gone).map(|(id, _, _)| *id).collect();
-        let gone: Vec<Uuid> = entries.iter().filter(|(_, _, gone)| *gone).map(|(id, _, _)| *id).collect();
-        let mut resources = hydrate(&tx, company, &live, q.from, q.to).await?;
-        let mut tombstones: HashMap<Uuid, membership_tombstone::Model> = membership_tombstone::Entity::find()
-            .filter(membership_tombstone::Column::MembershipId.is_in(gone))
-            .all(&tx)
-            .await?
-            .into_iter()
-            .map(|t| (t.membership_id, t))
+        let live: Vec<Uuid> = entries
+            .iter()
+            .filter(|(_, _, gone)| !gone)
+            .map(|(id, _, _)| *id)
             .collect();
+        let gone: Vec<Uuid> = entries
+            .iter()
+            .filter(|(_, _, gone)| *gone)
+            .map(|(id, _, _)| *id)
+            .collect();
+        let mut resources = hydrate(&tx, company, &live, q.from, q.to).await?;
+        let mut tombstones: HashMap<Uuid, membership_tombstone::Model> =
+            membership_tombstone::Entity::find()
+                .filter(membership_tombstone::Column::MembershipId.is_in(gone))
+                .all(&tx)
+                .await?
+                .into_iter()
+                .map(|t| (t.membership_id, t))
+                .collect();
         tx.commit().await?;
 
         let items = entries
@@ -329,17 +357,34 @@ impl Wfs {
                         updated_at: t.updated_at,
                     })
                 } else {
-                    resources.remove(id).map(|r| FeedItem::Resource(Box::new(r)))
+                    resources
+                        .remove(id)
+                        .map(|r| FeedItem::Resource(Box::new(r)))
                 }
             })
             .collect();
         let next_cursor = match (has_more, entries.last()) {
             (true, Some((_, last, _))) => Some(
-                Cursor { v: 1, c: company.0, f: q.from, t: q.to, l: q.limit, s: q.since, a: *last }.encode()?,
+                Cursor {
+                    v: 1,
+                    c: company.0,
+                    f: q.from,
+                    t: q.to,
+                    l: q.limit,
+                    s: q.since,
+                    a: *last,
+                }
+                .encode()?,
             ),
             _ => None,
         };
-        Ok(FeedPage { items, next_cursor, limit: q.limit, from: q.from, to: q.to })
+        Ok(FeedPage {
+            items,
+            next_cursor,
+            limit: q.limit,
+            from: q.from,
+            to: q.to,
+        })
     }
 
     /// The current resource or tombstone of one membership, for the default window
@@ -371,7 +416,11 @@ impl Wfs {
 }
 
 /// The least version updated at or after `since`, among live and deleted memberships.
-async fn version_floor(tx: &DatabaseTransaction, company: CompanyId, since: DateTime<Utc>) -> Result<Option<i64>> {
+async fn version_floor(
+    tx: &DatabaseTransaction,
+    company: CompanyId,
+    since: DateTime<Utc>,
+) -> Result<Option<i64>> {
     let row = tx
         .query_one_raw(Statement::from_sql_and_values(
             tx.get_database_backend(),
@@ -434,7 +483,10 @@ async fn hydrate(
 
     let held: Vec<(Uuid, Uuid)> = member_skill::Entity::find()
         .select_only()
-        .columns([member_skill::Column::MembershipId, member_skill::Column::SkillSetId])
+        .columns([
+            member_skill::Column::MembershipId,
+            member_skill::Column::SkillSetId,
+        ])
         .filter(member_skill::Column::MembershipId.is_in(ids.iter().copied()))
         .filter(member_skill::Column::VerifiedAt.is_not_null())
         .into_tuple()
@@ -450,7 +502,14 @@ async fn hydrate(
     let mut qualifications: HashMap<Uuid, Vec<Qualification>> = HashMap::new();
     for (member, skill) in held {
         if let Some(s) = skills.get(&skill) {
-            qualifications.entry(member).or_default().push(Qualification { id: s.id, code: s.code.clone(), name: s.name.clone() });
+            qualifications
+                .entry(member)
+                .or_default()
+                .push(Qualification {
+                    id: s.id,
+                    code: s.code.clone(),
+                    name: s.name.clone(),
+                });
         }
     }
 
@@ -485,7 +544,14 @@ async fn hydrate(
         .all(tx)
         .await?
     {
-        intervals.entry(u.membership_id).or_default().push(Interval { start: u.start_at, end: u.end_at, reason: u.reason });
+        intervals
+            .entry(u.membership_id)
+            .or_default()
+            .push(Interval {
+                start: u.start_at,
+                end: u.end_at,
+                reason: u.reason,
+            });
     }
 
     Ok(members
@@ -507,8 +573,14 @@ async fn hydrate(
             };
             let resource = WorkforceResource {
                 id: m.id.into(),
-                role: m.job_role_id.map(|id| NamedRef { id, name: roles.get(&id).cloned().unwrap_or_default() }),
-                location: m.branch_id.map(|id| NamedRef { id, name: locations.get(&id).cloned().unwrap_or_default() }),
+                role: m.job_role_id.map(|id| NamedRef {
+                    id,
+                    name: roles.get(&id).cloned().unwrap_or_default(),
+                }),
+                location: m.branch_id.map(|id| NamedRef {
+                    id,
+                    name: locations.get(&id).cloned().unwrap_or_default(),
+                }),
                 qualifications: quals,
                 supply_status,
                 supply_status_as_of: from,
@@ -530,10 +602,21 @@ mod tests {
     fn cursors_round_trip_and_reject_tampering() {
         let company = CompanyId::new();
         let now: DateTime<Utc> = "2026-11-18T09:30:00Z".parse().unwrap();
-        let cursor = Cursor { v: 1, c: company.0, f: now, t: now + Duration::days(1), l: 50, s: None, a: 42 };
+        let cursor = Cursor {
+            v: 1,
+            c: company.0,
+            f: now,
+            t: now + Duration::days(1),
+            l: 50,
+            s: None,
+            a: 42,
+        };
         let raw = cursor.encode().unwrap();
         assert_eq!(Cursor::decode(&raw, company).unwrap(), cursor);
-        assert!(Cursor::decode(&raw, CompanyId::new()).is_err(), "another company's cursor");
+        assert!(
+            Cursor::decode(&raw, CompanyId::new()).is_err(),
+            "another company's cursor"
+        );
         assert!(Cursor::decode("not-a-cursor", company).is_err());
         assert!(Cursor::decode(&"A".repeat(2000), company).is_err());
         let forged = Cursor { l: 5000, ..cursor };
@@ -545,13 +628,32 @@ mod tests {
         let company = CompanyId::new();
         let now: DateTime<Utc> = "2026-11-18T09:30:00Z".parse().unwrap();
         let q = resolve(&FeedRequest::default(), company, now).unwrap();
-        assert_eq!((q.from, q.to, q.limit), (now, now + Duration::days(30), 100));
-        let ninety = FeedRequest { to: Some(now + Duration::days(90)), ..Default::default() };
+        assert_eq!(
+            (q.from, q.to, q.limit),
+            (now, now + Duration::days(30), 100)
+        );
+        let ninety = FeedRequest {
+            to: Some(now + Duration::days(90)),
+            ..Default::default()
+        };
         assert!(resolve(&ninety, company, now).is_ok());
-        let over = FeedRequest { to: Some(now + Duration::days(90) + Duration::seconds(1)), ..Default::default() };
+        let over = FeedRequest {
+            to: Some(now + Duration::days(90) + Duration::seconds(1)),
+            ..Default::default()
+        };
         assert!(resolve(&over, company, now).is_err());
         for limit in [0, 201] {
-            assert!(resolve(&FeedRequest { limit: Some(limit), ..Default::default() }, company, now).is_err());
+            assert!(
+                resolve(
+                    &FeedRequest {
+                        limit: Some(limit),
+                        ..Default::default()
+                    },
+                    company,
+                    now
+                )
+                .is_err()
+            );
         }
     }
 }

@@ -22,7 +22,10 @@ struct Ref {
 
 impl From<NamedRef> for Ref {
     fn from(r: NamedRef) -> Self {
-        Self { id: r.id.to_string(), name: r.name }
+        Self {
+            id: r.id.to_string(),
+            name: r.name,
+        }
     }
 }
 
@@ -72,7 +75,11 @@ impl From<WorkforceResource> for Resource {
             qualifications: r
                 .qualifications
                 .into_iter()
-                .map(|q| QualificationItem { id: q.id.to_string(), code: q.code, name: q.name })
+                .map(|q| QualificationItem {
+                    id: q.id.to_string(),
+                    code: q.code,
+                    name: q.name,
+                })
                 .collect(),
             supply_status: r.supply_status.as_str(),
             supply_status_as_of: r.supply_status_as_of,
@@ -90,7 +97,11 @@ impl From<WorkforceResource> for Resource {
             unavailable_intervals: r
                 .unavailable_intervals
                 .into_iter()
-                .map(|i| IntervalItem { start: i.start, end: i.end, reason: i.reason })
+                .map(|i| IntervalItem {
+                    start: i.start,
+                    end: i.end,
+                    reason: i.reason,
+                })
                 .collect(),
             resource_version: r.resource_version,
             updated_at: r.updated_at,
@@ -119,9 +130,16 @@ impl From<FeedItem> for Item {
     fn from(item: FeedItem) -> Self {
         match item {
             FeedItem::Resource(r) => Item::Resource(Box::new(Resource::from(*r))),
-            FeedItem::Tombstone { id, resource_version, updated_at } => {
-                Item::Tombstone(Tombstone { staff_resource_id: id.to_string(), deleted: true, resource_version, updated_at })
-            }
+            FeedItem::Tombstone {
+                id,
+                resource_version,
+                updated_at,
+            } => Item::Tombstone(Tombstone {
+                staff_resource_id: id.to_string(),
+                deleted: true,
+                resource_version,
+                updated_at,
+            }),
         }
     }
 }
@@ -150,8 +168,14 @@ impl From<FeedPage> for Page {
     fn from(p: FeedPage) -> Self {
         Self {
             data: p.items.into_iter().map(Item::from).collect(),
-            pagination: Pagination { limit: p.limit, next_cursor: p.next_cursor },
-            window: Window { from: p.from, to: p.to },
+            pagination: Pagination {
+                limit: p.limit,
+                next_cursor: p.next_cursor,
+            },
+            window: Window {
+                from: p.from,
+                to: p.to,
+            },
         }
     }
 }

@@ -24,16 +24,27 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let limit = q
         .limit
         .as_deref()
-        .map(|l| l.trim().parse::<i64>().map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200")))
+        .map(|l| {
+            l.trim()
+                .parse::<i64>()
+                .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
+        })
         .transpose()?;
     let request = FeedRequest {
         from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
         to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
         limit,
         cursor: q.cursor.filter(|c| !c.is_empty()),
-        updated_since: q.updated_since.as_deref().map(|v| instant("updated_since", v)).transpose()?,
+        updated_since: q
+            .updated_since
+            .as_deref()
+            .map(|v| instant("updated_since", v))
+            .transpose()?,
     };
-    let page = ctx.wfs.list_workforce(ctx.key()?.company_id, request).await?;
+    let page = ctx
+        .wfs
+        .list_workforce(ctx.key()?.company_id, request)
+        .await?;
     Reply::json(StatusCode::OK, &Page::from(page))
 }
 
@@ -44,7 +55,10 @@ pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, Api
 /// The deprecated alias: the same answer, marked as deprecated with its successor.
 pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let mut reply = page(ctx).await?;
-    reply.headers.push((HeaderName::from_static("deprecation"), HeaderValue::from_static("true")));
+    reply.headers.push((
+        HeaderName::from_static("deprecation"),
+        HeaderValue::from_static("true"),
+    ));
     reply.headers.push((
         header::LINK,
         HeaderValue::from_static("</external/v1/workforce/resources>; rel=\"successor-version\""),
@@ -53,6 +67,9 @@ pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, 
 }
 
 pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let item = ctx.wfs.get_workforce_resource(ctx.key()?.company_id, ctx.id()).await?;
+    let item = ctx
+        .wfs
+        .get_workforce_resource(ctx.key()?.company_id, ctx.id())
+        .await?;
     Reply::json(StatusCode::OK, &Item::from(item))
 }

@@ -39,8 +39,10 @@ impl MigrationTrait for Migration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let conn = manager.get_connection();
-        conn.execute_unprepared("DROP INDEX IF EXISTS ix_memberships_company_updated").await?;
-        conn.execute_unprepared("DROP TABLE IF EXISTS membership_tombstones").await?;
+        conn.execute_unprepared("DROP INDEX IF EXISTS ix_memberships_company_updated")
+            .await?;
+        conn.execute_unprepared("DROP TABLE IF EXISTS membership_tombstones")
+            .await?;
         Ok(())
     }
 }
