@@ -12,13 +12,8 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use std::time::{Duration as StdDuration, Instant};
 use tower::ServiceExt;
+use wfs_core::Wfs;
 use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
-use wfs_core::service::accounts::NewCompanyAdmin;
-use wfs_core::service::api_keys::NewApiKey;
-use wfs_core::service::job_roles::NewJobRole;
-use wfs_core::service::locations::NewLocation;
-use wfs_core::service::shifts::NewShiftSlot;
-use wfs_core::{AdminPrincipal, Store, StoreOptions, Wfs};
 use wfs_tower::WfsService;
 
 /// Inserts rows of `columns` in multi-row statements, `per_stmt` rows each.
@@ -46,88 +41,15 @@ async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Val
     }
 }
 
+mod common;
+
 #[tokio::main]
 async fn main() {
-    let benching = std::env::args().any(|a| a == "--bench");
-    let total: i64 = std::env::var("BENCH_MEMBERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if benching { 100_000 } else { 1_000 });
-    let dir = tempfile::tempdir().unwrap();
-    let url = std::env::var("WFS_BENCH_DATABASE_URL")
-        .unwrap_or_else(|_| format!("sqlite://{}?mode=rwc", dir.path().join("feed.db").display()));
-    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
-    store.migrate().await.unwrap();
-    let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
-
-    let tx = wfs.begin().await.unwrap();
-    let email = format!("feed-{}@bench.test", uuid::Uuid::new_v4().simple());
-    let admin = NewCompanyAdmin {
-        company_name: "Bench".into(),
-        email,
-        password: "bench-password".into(),
-        first_name: "B".into(),
-        last_name: "B".into(),
-    };
-    let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
-    let principal = AdminPrincipal {
-        user_id: company.user_id,
-        company_id: company.company_id,
-    };
-    let scopes = Some(vec!["availability:read".to_owned()]);
-    let key = wfs
-        .create_api_key(
-            &*tx,
-            principal,
-            NewApiKey {
-                name: "bench".into(),
-                scopes,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let location = wfs
-        .create_location(
-            &*tx,
-            company.company_id,
-            NewLocation {
-                name: "L".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let role = wfs
-        .create_job_role(
-            &*tx,
-            company.company_id,
-            NewJobRole {
-                title: "R".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let total = common::size("BENCH_MEMBERS", 100_000, 1_000) as i64;
+    let f = common::fixture(Some(vec!["availability:read".to_owned()])).await;
+    let (wfs, key) = (&f.wfs, &f.key);
     let tomorrow = (Utc::now() + Duration::days(1)).date_naive();
-    let slot = NewShiftSlot {
-        branch_id: location.location.id.to_string(),
-        job_role_id: role.id.to_string(),
-        start_time: "08:00".into(),
-        end_time: "16:00".into(),
-        book_date: tomorrow.format("%Y-%m-%d").to_string(),
-        day_of_week: i64::from(wfs_core::domain::time::day_of_week(tomorrow)),
-        max_staff_required: 1,
-        time_zone: "UTC".into(),
-        shift_name: "S".into(),
-        shift_color: "#000".into(),
-        ..Default::default()
-    };
-    let (slot, _) = wfs
-        .create_shift_slot(&*tx, company.company_id, slot)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let slot = f.slot(tomorrow).await;
 
     let started = Instant::now();
     let now = Utc::now();
@@ -147,10 +69,10 @@ async fn main() {
         ]);
         memberships.push(vec![
             member.into(),
-            company.company_id.0.into(),
+            f.company.0.into(),
             user.into(),
-            location.location.id.0.into(),
-            role.id.0.into(),
+            f.location.0.into(),
+            f.role.0.into(),
             3i16.into(),
             1i16.into(),
             (1000 + i).into(),
@@ -159,10 +81,10 @@ async fn main() {
         ]);
         shifts.push(vec![
             uuid::Uuid::now_v7().into(),
-            company.company_id.0.into(),
-            slot.slot.id.into(),
-            location.location.id.0.into(),
-            role.id.0.into(),
+            f.company.0.into(),
+            slot.into(),
+            f.location.0.into(),
+            f.role.0.into(),
             member.into(),
             user.into(),
             tomorrow.format("%Y-%m-%d").to_string().into(),
@@ -240,7 +162,7 @@ async fn main() {
             .unwrap();
     }
 
-    let svc = WfsService::new(wfs);
+    let svc = WfsService::new(wfs.clone());
     let get = |path: String| {
         let svc = svc.clone();
         let (id, secret) = (key.client_id.clone(), key.client_secret.expose().to_owned());

@@ -13,98 +13,16 @@ use http_body_util::{BodyExt, Full};
 use std::time::Instant;
 use tower::ServiceExt;
 use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
-use wfs_core::service::accounts::NewCompanyAdmin;
-use wfs_core::service::api_keys::NewApiKey;
-use wfs_core::service::job_roles::NewJobRole;
-use wfs_core::service::locations::NewLocation;
-use wfs_core::service::shifts::NewShiftSlot;
-use wfs_core::{AdminPrincipal, Store, StoreOptions, Wfs};
 use wfs_tower::WfsService;
+
+mod common;
 
 #[tokio::main]
 async fn main() {
-    let benching = std::env::args().any(|a| a == "--bench");
-    let total: usize = std::env::var("BENCH_SHIFTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if benching { 1_000_000 } else { 5_000 });
-    let dir = tempfile::tempdir().unwrap();
-    let url = std::env::var("WFS_BENCH_DATABASE_URL").unwrap_or_else(|_| {
-        format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("hours.db").display()
-        )
-    });
-    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
-    store.migrate().await.unwrap();
-    let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
-
-    let tx = wfs.begin().await.unwrap();
-    let email = format!("hours-{}@bench.test", uuid::Uuid::new_v4().simple());
-    let admin = NewCompanyAdmin {
-        company_name: "Bench".into(),
-        email,
-        password: "bench-password".into(),
-        first_name: "B".into(),
-        last_name: "B".into(),
-    };
-    let company = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
-    let principal = AdminPrincipal {
-        user_id: company.user_id,
-        company_id: company.company_id,
-    };
-    let key = wfs
-        .create_api_key(
-            &*tx,
-            principal,
-            NewApiKey {
-                name: "bench".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let location = wfs
-        .create_location(
-            &*tx,
-            company.company_id,
-            NewLocation {
-                name: "L".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let role = wfs
-        .create_job_role(
-            &*tx,
-            company.company_id,
-            NewJobRole {
-                title: "R".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let slot = NewShiftSlot {
-        branch_id: location.location.id.to_string(),
-        job_role_id: role.id.to_string(),
-        start_time: "08:00".into(),
-        end_time: "16:00".into(),
-        book_date: "2026-01-05".into(),
-        day_of_week: 1,
-        max_staff_required: 1,
-        time_zone: "UTC".into(),
-        shift_name: "S".into(),
-        shift_color: "#000".into(),
-        unpaid_break: 0,
-        ..Default::default()
-    };
-    let (slot, _) = wfs
-        .create_shift_slot(&*tx, company.company_id, slot)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let total = common::size("BENCH_SHIFTS", 1_000_000, 5_000);
+    let f = common::fixture(None).await;
+    let (wfs, key) = (&f.wfs, &f.key);
+    let slot = f.slot("2026-01-05".parse().unwrap()).await;
 
     // Bulk load: multi-row inserts in large transactions.
     let started = Instant::now();
@@ -153,10 +71,10 @@ async fn main() {
                 ));
                 values.extend([
                     uuid::Uuid::now_v7().into(),
-                    company.company_id.0.into(),
-                    slot.slot.id.into(),
-                    location.location.id.0.into(),
-                    role.id.0.into(),
+                    f.company.0.into(),
+                    slot.into(),
+                    f.location.0.into(),
+                    f.role.0.into(),
                     start.format("%Y-%m-%d").to_string().into(),
                     (if confirmed { "confirmed" } else { "pending" }).into(),
                     start.into(),
@@ -178,7 +96,7 @@ async fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    let svc = WfsService::new(wfs);
+    let svc = WfsService::new(wfs.clone());
     let path = "/external/v1/hours?from=2026-06-01&to=2026-07-01";
     let mut timings = Vec::new();
     let mut body = serde_json::Value::Null;

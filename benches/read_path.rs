@@ -9,86 +9,29 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
-use wfs_core::service::accounts::NewCompanyAdmin;
-use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::service::job_roles::NewJobRole;
-use wfs_core::{AdminPrincipal, Store, StoreOptions, Wfs};
 use wfs_tower::WfsService;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
 
 #[tokio::main]
 async fn main() {
-    // `cargo bench` passes --bench; `cargo test --all-targets` runs this binary without
-    // it, as a quick smoke test of the same path.
-    let benching = std::env::args().any(|a| a == "--bench");
-    let requests = env_usize("BENCH_REQUESTS", if benching { 50_000 } else { 320 });
-    let concurrency = env_usize("BENCH_CONCURRENCY", 32);
-    let dir = tempfile::tempdir().unwrap();
-    let url = std::env::var("WFS_BENCH_DATABASE_URL").unwrap_or_else(|_| {
-        format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("bench.db").display()
-        )
-    });
-    let mut options = StoreOptions::new(url);
-    if let Ok(pool) = std::env::var("BENCH_POOL") {
-        options.max_connections = pool.parse().unwrap();
-    }
-    let store = Store::connect(&options).await.unwrap();
-    store.migrate().await.unwrap();
-    let wfs = Wfs::new(store, b"bench-secret-bench-secret-bench-secret").unwrap();
-
-    let tx = wfs.begin().await.unwrap();
-    let email = format!("bench-{}@bench.test", uuid::Uuid::new_v4().simple());
-    let company = wfs
-        .create_company_with_admin(
-            &*tx,
-            NewCompanyAdmin {
-                company_name: "Bench".into(),
-                email,
-                password: "bench-password".into(),
-                first_name: "B".into(),
-                last_name: "B".into(),
-            },
-        )
-        .await
-        .unwrap();
-    let admin = AdminPrincipal {
-        user_id: company.user_id,
-        company_id: company.company_id,
-    };
+    let requests = common::size("BENCH_REQUESTS", 50_000, 320);
+    let concurrency = common::size("BENCH_CONCURRENCY", 32, 32);
     // BENCH_SCENARIO=auth-only: a key without workforce:read, answered 403 right after
     // authentication, isolates the cost of the key lookup from the read itself.
     let auth_only = std::env::var("BENCH_SCENARIO").is_ok_and(|s| s == "auth-only");
-    let scopes = auth_only.then(|| vec!["availability:read".to_owned()]);
     let expected = if auth_only { 403 } else { 200 };
-    let key = wfs
-        .create_api_key(
-            &*tx,
-            admin,
-            NewApiKey {
-                name: "bench".into(),
-                scopes,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    for i in 0..20 {
+    let f = common::fixture(auth_only.then(|| vec!["availability:read".to_owned()])).await;
+    let (wfs, key) = (f.wfs.clone(), &f.key);
+    let tx = wfs.begin().await.unwrap();
+    for i in 0..19 {
         let role = NewJobRole {
             title: format!("Role {i:02}"),
             weekly_hours: Some(38.0),
             ..Default::default()
         };
-        wfs.create_job_role(&*tx, company.company_id, role)
-            .await
-            .unwrap();
+        wfs.create_job_role(&*tx, f.company, role).await.unwrap();
     }
     tx.commit().await.unwrap();
 
