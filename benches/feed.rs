@@ -96,7 +96,7 @@ async fn main() {
         ]);
     }
     insert_rows(
-        &wfs,
+        wfs,
         "users",
         &[
             "id",
@@ -111,7 +111,7 @@ async fn main() {
     )
     .await;
     insert_rows(
-        &wfs,
+        wfs,
         "memberships",
         &[
             "id",
@@ -129,7 +129,7 @@ async fn main() {
     )
     .await;
     insert_rows(
-        &wfs,
+        wfs,
         "shifts",
         &[
             "id",
