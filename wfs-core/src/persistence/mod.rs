@@ -16,8 +16,9 @@ pub mod migration;
 use crate::error::{Error, Result};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
-    DatabaseTransaction, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    AccessMode, ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
+    DatabaseTransaction, IsolationLevel, SqliteTransactionMode, TransactionOptions,
+    TransactionTrait,
 };
 use sea_orm_migration::MigratorTrait;
 use std::fmt;
@@ -138,6 +139,23 @@ impl Store {
             })
             .await?;
         Ok(WriteTx { tx, _writer: guard })
+    }
+
+    /// A read-only transaction whose statements all see one snapshot: REPEATABLE READ
+    /// on PostgreSQL; on SQLite (WAL) a deferred transaction already reads one
+    /// snapshot from its first statement.
+    pub async fn read_snapshot(&self) -> Result<DatabaseTransaction> {
+        let tx = if self.backend() == DatabaseBackend::Postgres {
+            self.db
+                .begin_with_config(
+                    Some(IsolationLevel::RepeatableRead),
+                    Some(AccessMode::ReadOnly),
+                )
+                .await?
+        } else {
+            self.db.begin().await?
+        };
+        Ok(tx)
     }
 
     /// Closes the pool.

@@ -32,7 +32,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Statement, TransactionTrait,
+    QuerySelect, Statement,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -293,7 +293,7 @@ impl Wfs {
     pub async fn list_workforce(&self, company: CompanyId, req: FeedRequest) -> Result<FeedPage> {
         let q = resolve(&req, company, self.now())?;
         // One snapshot for the whole page: ids and their representations agree.
-        let tx = self.store().conn().begin().await?;
+        let tx = self.store().read_snapshot().await?;
         let after = match q.after {
             Some(after) => after,
             None => match q.since {
@@ -396,7 +396,7 @@ impl Wfs {
         let not_found = || Error::not_found("Workforce resource");
         let id: Uuid = id.trim().parse().map_err(|_| not_found())?;
         let from = self.now();
-        let tx = self.store().conn().begin().await?;
+        let tx = self.store().read_snapshot().await?;
         let mut found = hydrate(&tx, company, &[id], from, from + DEFAULT_WINDOW).await?;
         let item = match found.remove(&id) {
             Some(resource) => Some(FeedItem::Resource(Box::new(resource))),
