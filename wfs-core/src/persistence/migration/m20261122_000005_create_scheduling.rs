@@ -1,4 +1,4 @@
-use super::fk_company;
+use super::{ddl, fk_company};
 use sea_orm_migration::prelude::*;
 
 #[derive(DeriveMigrationName)]
@@ -80,20 +80,6 @@ fn fk(
         .to(to_table, to_col)
         .on_delete(on_delete)
         .to_owned()
-}
-
-/// Runs DDL written with `{uuid}` and `{ts}` placeholders, spelled as sea-query spells
-/// those types on each backend (TEXT affinity on SQLite, native types on PostgreSQL).
-async fn ddl(manager: &SchemaManager<'_>, sql: &str) -> Result<(), DbErr> {
-    let (uuid, ts) = match manager.get_database_backend() {
-        sea_orm::DatabaseBackend::Postgres => ("uuid", "timestamp with time zone"),
-        _ => ("uuid_text", "timestamp_with_timezone_text"),
-    };
-    manager
-        .get_connection()
-        .execute_unprepared(&sql.replace("{uuid}", uuid).replace("{ts}", ts))
-        .await?;
-    Ok(())
 }
 
 async fn index(

@@ -1,3 +1,4 @@
+use super::ddl;
 use sea_orm_migration::prelude::*;
 
 #[derive(DeriveMigrationName)]
@@ -6,22 +7,19 @@ pub(super) struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let (uuid, ts) = match manager.get_database_backend() {
-            sea_orm::DatabaseBackend::Postgres => ("uuid", "timestamp with time zone"),
-            _ => ("uuid_text", "timestamp_with_timezone_text"),
-        };
-        let conn = manager.get_connection();
         // A deleted membership's last word in the workforce feed: kept at least 90 days
         // (wfs never purges them), with a version above any the membership had.
-        conn.execute_unprepared(&format!(
+        ddl(
+            manager,
             "CREATE TABLE IF NOT EXISTS membership_tombstones (
                 membership_id {uuid} NOT NULL PRIMARY KEY,
                 company_id {uuid} NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
                 resource_version bigint NOT NULL,
                 updated_at {ts} NOT NULL
-            )"
-        ))
+            )",
+        )
         .await?;
+        let conn = manager.get_connection();
         conn.execute_unprepared(
             "CREATE INDEX IF NOT EXISTS ix_tombstones_company_version ON membership_tombstones (company_id, resource_version, membership_id)",
         )

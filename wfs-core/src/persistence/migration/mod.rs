@@ -45,3 +45,17 @@ pub(crate) enum Companies {
     Table,
     Id,
 }
+
+/// Runs DDL written with `{uuid}` and `{ts}` placeholders, spelled as sea-query spells
+/// those types on each backend (TEXT affinity on SQLite, native types on PostgreSQL).
+pub(crate) async fn ddl(manager: &SchemaManager<'_>, sql: &str) -> Result<(), DbErr> {
+    let (uuid, ts) = match manager.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => ("uuid", "timestamp with time zone"),
+        _ => ("uuid_text", "timestamp_with_timezone_text"),
+    };
+    manager
+        .get_connection()
+        .execute_unprepared(&sql.replace("{uuid}", uuid).replace("{ts}", ts))
+        .await?;
+    Ok(())
+}
