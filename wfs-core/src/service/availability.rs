@@ -22,21 +22,10 @@ use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::{
     member_skill, membership, membership_tombstone, skill_set, unavailability,
 };
+use crate::service::staff::find_member;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 use uuid::Uuid;
-
-async fn find_member(
-    conn: &impl ConnectionTrait,
-    company: CompanyId,
-    id: MembershipId,
-) -> Result<membership::Model> {
-    membership::Entity::find_by_id(id.0)
-        .filter(membership::Column::CompanyId.eq(company.0))
-        .one(conn)
-        .await?
-        .ok_or(Error::not_found("Staff member"))
-}
 
 impl Wfs {
     /// Marks a member unavailable for the half-open interval `[start, end)`.

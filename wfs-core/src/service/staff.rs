@@ -275,11 +275,7 @@ impl Wfs {
         company: CompanyId,
         id: MembershipId,
     ) -> Result<StaffMember> {
-        let member = membership::Entity::find_by_id(id.0)
-            .filter(membership::Column::CompanyId.eq(company.0))
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("Staff member"))?;
+        let member = find_member(conn, company, id).await?;
         if member.status == status::DEACTIVATED {
             return Ok(member.into());
         }
@@ -755,6 +751,19 @@ fn welcome_email(company_name: &str, f: &ValidStaff) -> Email {
             email = f.email,
         ),
     }
+}
+
+/// The company's membership `id`; another company's answers as unknown.
+pub(crate) async fn find_member(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    id: MembershipId,
+) -> Result<membership::Model> {
+    membership::Entity::find_by_id(id.0)
+        .filter(membership::Column::CompanyId.eq(company.0))
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found("Staff member"))
 }
 
 #[cfg(test)]

@@ -19,10 +19,11 @@ use crate::Wfs;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
-use crate::persistence::entity::{membership, overtime_record, shift};
+use crate::persistence::entity::{overtime_record, shift};
 use crate::service::shifts::{Shift, find_shift, status};
+use crate::service::staff::find_member;
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -126,11 +127,7 @@ impl Wfs {
         if hours == 0.0 {
             return Err(Error::invalid("hours must be more than 0"));
         }
-        let member = membership::Entity::find_by_id(member.0)
-            .filter(membership::Column::CompanyId.eq(company.0))
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("Staff member"))?;
+        let member = find_member(conn, company, member).await?;
         let now = self.now();
         let id = Uuid::now_v7();
         overtime_record::ActiveModel {
