@@ -75,3 +75,22 @@ async fn a_lost_database_answers_503_in_the_error_shape() {
     assert!(!read.error_message().is_empty());
     assert_eq!(read.header("retry-after"), Some("1"));
 }
+
+#[tokio::test]
+async fn the_openapi_document_is_served_without_credentials() {
+    let app = TestApp::spawn().await;
+    let res = app
+        .send(Req::new(Method::GET, "/external/v1/openapi.json"))
+        .await;
+    res.assert_status(200);
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    let served = serde_json::to_string(&res.body).unwrap();
+    let built: serde_json::Value = serde_json::from_str(&wfs_tower::openapi_json()).unwrap();
+    assert_eq!(
+        res.body,
+        built,
+        "served: {}",
+        &served[..200.min(served.len())]
+    );
+    assert!(res.body["paths"]["/external/v1/workforce/resources"]["get"].is_object());
+}

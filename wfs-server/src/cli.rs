@@ -22,6 +22,15 @@ pub(crate) enum Command {
     CreateAdmin(CreateAdminArgs),
     /// Fill the database with a demo company (once), print how to sign in, then serve.
     Demo(ServeArgs),
+    /// Print the OpenAPI document (YAML, as committed in openapi.yaml; --json for JSON).
+    Openapi(OpenapiArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct OpenapiArgs {
+    /// Print JSON instead of YAML (the server also serves it at /external/v1/openapi.json).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -25,6 +25,7 @@ async fn main() -> ExitCode {
         None => serve(cli.serve).await,
         Some(Command::CreateAdmin(args)) => create_admin(args).await,
         Some(Command::Demo(args)) => demo(args).await,
+        Some(Command::Openapi(args)) => print_openapi(args.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -36,6 +37,17 @@ async fn main() -> ExitCode {
 }
 
 type BoxError = Box<dyn std::error::Error>;
+
+/// Regenerates `openapi.yaml`: `cargo run -p wfs-server -- openapi > openapi.yaml`.
+fn print_openapi(json: bool) -> Result<(), BoxError> {
+    let text = if json {
+        wfs_tower::openapi_json()
+    } else {
+        wfs_tower::openapi_yaml()
+    };
+    print!("{text}");
+    Ok(())
+}
 
 async fn open(db: &DatabaseArgs) -> Result<Store, BoxError> {
     let store = Store::connect(&StoreOptions::new(&db.database_url)).await?;

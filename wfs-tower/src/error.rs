@@ -7,7 +7,9 @@
 use crate::reply::{JSON, ResponseBody};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use serde::Serialize;
 use std::borrow::Cow;
+use utoipa::ToSchema;
 use wfs_core::Error as CoreError;
 
 /// An error answer: status, client-visible message, and (for 5xx) the hidden cause.
@@ -102,10 +104,13 @@ impl ApiError {
 
     /// The JSON body bytes.
     pub fn body(&self) -> Bytes {
-        let body = serde_json::json!({
-            "error": { "code": self.status.as_u16(), "message": self.message }
-        });
-        Bytes::from(body.to_string())
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.status.as_u16(),
+                message: &self.message,
+            },
+        };
+        Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
     }
 
     /// The full HTTP response.
@@ -120,6 +125,22 @@ impl ApiError {
         }
         res
     }
+}
+
+/// The error body of every non-2xx answer; also its OpenAPI schema.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ErrorDetail<'a> {
+    /// The HTTP status code, repeated.
+    #[schema(example = 404)]
+    code: u16,
+    /// What went wrong, for a human; 400s name the field or parameter at fault.
+    #[schema(example = "Location not found")]
+    message: &'a str,
 }
 
 impl From<CoreError> for ApiError {

@@ -27,11 +27,13 @@ mod dto;
 pub mod error;
 mod extract;
 mod handlers;
+mod openapi;
 mod reply;
 mod router;
 mod service;
 
 pub use auth::PeerAddr;
 pub use error::ApiError;
+pub use openapi::{openapi, openapi_json, openapi_yaml};
 pub use reply::ResponseBody;
 pub use service::{Config, RateLimit, WfsService};

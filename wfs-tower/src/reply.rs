@@ -34,6 +34,16 @@ impl Reply {
         })
     }
 
+    /// A 200 answer whose JSON body is already serialized.
+    pub(crate) fn raw_json(body: Bytes) -> Self {
+        Self {
+            status: StatusCode::OK,
+            headers: Vec::new(),
+            body,
+            stored_body: None,
+        }
+    }
+
     /// Stores `redacted` for replay instead of the real body.
     pub(crate) fn storing<T: Serialize>(mut self, redacted: &T) -> Result<Self, ApiError> {
         self.stored_body = Some(Bytes::from(
@@ -44,7 +54,7 @@ impl Reply {
 
     /// A `200 {"message": ...}` answer.
     pub(crate) fn message(text: &str) -> Result<Self, ApiError> {
-        Self::json(StatusCode::OK, &serde_json::json!({ "message": text }))
+        Self::json(StatusCode::OK, &MessageResponse { message: text })
     }
 
     /// The form kept for idempotent replay.
@@ -100,4 +110,12 @@ impl From<&ApiError> for StoredResponse {
             body: err.body().to_vec(),
         }
     }
+}
+
+/// `{"message": ...}`: what deletes and cancellations answer.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[schema(as = Message)]
+pub(crate) struct MessageResponse<'a> {
+    /// What was done, e.g. `Shift cancelled`.
+    pub(crate) message: &'a str,
 }

@@ -54,7 +54,7 @@ pub(crate) struct Router {
     inner: matchit::Router<PathEntry>,
 }
 
-/// A matched route and its `{id}` parameter.
+/// A matched route and its path parameter (each route has at most one).
 pub(crate) struct Matched<'r, 'p> {
     pub(crate) route: &'static Route,
     pub(crate) id: Option<&'p str>,
@@ -102,7 +102,7 @@ impl Router {
             .ok_or_else(|| ApiError::method_not_allowed(&found.value.allow))?;
         Ok(Matched {
             route,
-            id: found.params.get("id"),
+            id: found.params.iter().next().map(|(_, value)| value),
             _router: std::marker::PhantomData,
         })
     }

@@ -1,44 +1,53 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey};
+use utoipa::ToSchema;
+use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey, KeyStatus};
 use wfs_core::service::auth::{CompanyAccess, SignedIn};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignInRequest {
     /// Email or username.
+    #[schema(example = "admin@example.com")]
     pub(crate) email: String,
     pub(crate) password: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = SignInResult)]
 pub(crate) struct SignInResponse {
+    /// Bearer token (JWT, valid for one hour) for the `/auth/keys` routes.
     access_token: String,
     user: SignInUser,
     active_company: CompanyRef,
     companies: Vec<CompanyItem>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = SignedInUser)]
 struct SignInUser {
     id: String,
     first_name: String,
     last_name: String,
     email: String,
+    /// When true the admin should change the password before proceeding.
     must_change_password: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct CompanyRef {
     id: String,
     name: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = CompanyAccess)]
 struct CompanyItem {
     id: String,
     name: String,
+    /// 1 = Super Admin, 2 = Admin, 3 = Member.
+    #[schema(minimum = 1, maximum = 3)]
     privilege: i16,
 }
 
@@ -72,18 +81,63 @@ impl From<SignedIn> for SignInResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ApiKey)]
 pub(crate) struct ApiKeyItem {
+    /// Key record ID; used in the rotate and revoke paths.
     id: String,
+    /// Descriptive name.
     name: String,
+    /// Prefixed `api_`; sent as `x-api-key`.
+    #[schema(example = "api_3kTq9vXb2LmN8pQr5sTu7wYz1aBcDeFg")]
     client_id: String,
-    status: &'static str,
+    status: ApiKeyStatus,
+    #[schema(value_type = Vec<Scope>)]
     scopes: Vec<String>,
+    /// Literal IPv4/IPv6 addresses the key may be used from; empty means any.
     allowed_ips: Vec<String>,
+    /// Null means no expiry.
     expires_at: Option<DateTime<Utc>>,
+    /// Null until the key's first use; refreshed at most once a minute.
     last_used_at: Option<DateTime<Utc>>,
+    /// Creation time.
     created_on: DateTime<Utc>,
+}
+
+/// `expired` is computed from `expiresAt`; revoked keys stay listed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ApiKeyStatus {
+    Active,
+    Revoked,
+    Expired,
+}
+
+impl From<KeyStatus> for ApiKeyStatus {
+    fn from(s: KeyStatus) -> Self {
+        match s {
+            KeyStatus::Active => Self::Active,
+            KeyStatus::Revoked => Self::Revoked,
+            KeyStatus::Expired => Self::Expired,
+        }
+    }
+}
+
+/// What a key may do. GET resource routes need `workforce:read`; POST, PATCH and
+/// DELETE resource routes `workforce:write`; `/workforce/*` `availability:read`.
+/// Schema only: the names on the wire come from the core's `ScopeSet`.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub(crate) enum Scope {
+    #[serde(rename = "workforce:read")]
+    WorkforceRead,
+    #[serde(rename = "availability:read")]
+    AvailabilityRead,
+    #[serde(rename = "workforce:write")]
+    WorkforceWrite,
+    #[serde(rename = "webhooks:manage")]
+    WebhooksManage,
 }
 
 impl From<ApiKeyInfo> for ApiKeyItem {
@@ -92,7 +146,7 @@ impl From<ApiKeyInfo> for ApiKeyItem {
             id: k.id.to_string(),
             name: k.name,
             client_id: k.client_id,
-            status: k.status.as_str(),
+            status: k.status.into(),
             scopes: k.scopes.names(),
             allowed_ips: k.allowed_ips.to_strings(),
             expires_at: k.expires_at,
@@ -102,25 +156,39 @@ impl From<ApiKeyInfo> for ApiKeyItem {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateApiKeyRequest {
+    /// Descriptive name.
     pub(crate) name: String,
+    /// Default (absent, null or empty): `workforce:read` and `availability:read`.
+    /// Unknown names are 400.
     #[serde(default)]
+    #[schema(value_type = Option<Vec<Scope>>)]
     pub(crate) scopes: Option<Vec<String>>,
+    /// Literal IPv4/IPv6 addresses; CIDR ranges are not accepted.
     #[serde(default)]
     pub(crate) allowed_ips: Option<Vec<String>>,
+    /// A future time; null or absent means no expiry.
     #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub(crate) expires_at: Option<String>,
 }
 
 /// Create and rotate answer: the only responses that carry the secret.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = IssuedApiKey)]
 pub(crate) struct IssuedKeyResponse {
+    /// Key record ID.
     id: String,
+    /// Prefixed `api_`; unchanged by rotation.
     client_id: String,
+    /// Prefixed `sec_`; sent as `x-api-secret`. Shown in this answer only: an
+    /// idempotent replay of the request answers null.
+    #[schema(example = "sec_q8Jx0vB3nR5tW7yZ9aC2eG4iK6mO8qS0uW2yA4cE6gI")]
     client_secret: Option<String>,
+    #[schema(value_type = Vec<Scope>)]
     scopes: Vec<String>,
 }
 
@@ -148,8 +216,10 @@ impl From<IssuedKey> for IssuedKeyResponse {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = RevokedApiKey)]
 pub(crate) struct RevokedKeyResponse {
     pub(crate) id: String,
-    pub(crate) status: &'static str,
+    /// Always `revoked`.
+    pub(crate) status: ApiKeyStatus,
 }

@@ -2,22 +2,29 @@
 
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use wfs_core::service::locations::{CreatedLocation, Location, LocationPatch, NewLocation};
 
 /// A location as listed, and as PATCH answers it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Location)]
 pub(crate) struct LocationResponse {
     id: String,
     name: String,
+    /// The `cityId` given at creation or in a patch.
     city: Option<String>,
+    /// The `stateId` given at creation or in a patch.
     state: Option<String>,
     #[serde(serialize_with = "super::number")]
     latitude: Option<f64>,
     #[serde(serialize_with = "super::number")]
     longitude: Option<f64>,
+    /// UI color code.
     hexcode: String,
+    /// Short abbreviation, typically 2 characters.
     symbol: String,
+    /// Whether GPS-based clock-in is enabled.
     location_detection_enabled: bool,
 }
 
@@ -38,11 +45,13 @@ impl From<Location> for LocationResponse {
 }
 
 /// The creation answer: `{id, name, address, latitude, longitude, hexcode, symbol}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = CreatedLocation)]
 pub(crate) struct CreatedLocationResponse {
     id: String,
     name: String,
+    /// Empty when not supplied.
     address: String,
     #[serde(serialize_with = "super::number")]
     latitude: Option<f64>,
@@ -67,10 +76,11 @@ impl From<CreatedLocation> for CreatedLocationResponse {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateLocationRequest {
     name: String,
+    /// Stored, never returned by reads.
     #[serde(default)]
     address: Option<String>,
     #[serde(default)]
@@ -79,10 +89,14 @@ pub(crate) struct CreateLocationRequest {
     state_id: Option<String>,
     #[serde(default)]
     city_id: Option<String>,
+    /// Stored, never returned by reads.
     #[serde(default)]
     zip_code: Option<String>,
+    /// UI color code, `#RRGGBB` (default chosen by the server).
     #[serde(default)]
+    #[schema(example = "#3366FF")]
     hexcode: Option<String>,
+    /// Short abbreviation (default: from the name).
     #[serde(default)]
     symbol: Option<String>,
     #[serde(default)]
@@ -112,30 +126,41 @@ impl From<CreateLocationRequest> for NewLocation {
 }
 
 /// Absent fields stay, `null` clears, unknown fields are rejected.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateLocationRequest {
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = String)]
     name: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     address: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     country_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     state_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     city_id: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     zip_code: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = String)]
     hexcode: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = String)]
     symbol: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<f64>)]
     latitude: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<f64>)]
     longitude: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = bool)]
     location_detection_enabled: Option<Option<bool>>,
 }
 

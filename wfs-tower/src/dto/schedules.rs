@@ -1,39 +1,59 @@
 //! Schedules, hours and overtime on the wire.
 
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 use wfs_core::service::schedules::{HoursDay, OvertimeEntry};
 
 /// `GET /schedules` query (parsed further by the handler).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SchedulesQuery {
+    /// ISO 8601, inclusive; default tomorrow 00:00:00 UTC.
+    #[param(value_type = Option<DateTime<Utc>>)]
     pub(crate) from: Option<String>,
+    /// ISO 8601, exclusive; default 30 days after `from` at 00:00:00 UTC.
+    #[param(value_type = Option<DateTime<Utc>>)]
     pub(crate) to: Option<String>,
+    /// Comma-separated user IDs.
     pub(crate) user_id: Option<String>,
     pub(crate) branch_id: Option<String>,
     pub(crate) job_role_id: Option<String>,
     pub(crate) slot_id: Option<String>,
+    /// 1-based page number (100 shifts a page).
+    #[param(value_type = Option<i64>, minimum = 1)]
     pub(crate) page: Option<u64>,
 }
 
 /// `GET /hours` query.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct HoursQuery {
+    /// First day, `YYYY-MM-DD` (UTC), inclusive.
+    #[param(required = true, value_type = NaiveDate)]
     pub(crate) from: Option<String>,
+    /// Last day, `YYYY-MM-DD` (UTC), inclusive; at most 366 days after `from`.
+    #[param(required = true, value_type = NaiveDate)]
     pub(crate) to: Option<String>,
 }
 
 /// `GET /overtime` query.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct OvertimeQuery {
+    /// Only overtime at this location.
     pub(crate) branch_id: Option<String>,
 }
 
 /// One day of `/hours`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = HoursDay)]
 pub(crate) struct HoursDayItem {
+    /// `YYYY-MM-DD`.
+    #[schema(format = Date)]
     date: String,
+    /// Total hours worked by all staff that day.
     hours: f64,
 }
 
@@ -47,11 +67,14 @@ impl From<HoursDay> for HoursDayItem {
 }
 
 /// One entry of `/overtime`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = OvertimeEntry)]
 pub(crate) struct OvertimeItem {
     user_id: String,
+    /// Job role title.
     job_role: String,
+    /// Approved overtime hours, current week.
     hours: f64,
 }
 

@@ -2,21 +2,33 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 use wfs_core::service::shifts::{Booked, Shift, Slot};
 
 /// A shift (booking record).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Shift)]
 pub(crate) struct ShiftRecord {
+    /// Shift ID.
     id: String,
+    /// Slot (template) ID.
     slot_id: String,
     branch_id: String,
+    /// The assigned employee's user ID; null for an open (unassigned) shift.
     user_id: Option<String>,
+    /// `pending`, `confirmed` or `cancelled`.
+    #[schema(example = "confirmed")]
     status: String,
+    /// Scheduled start, UTC.
     start: DateTime<Utc>,
+    /// Scheduled end, UTC.
     end: DateTime<Utc>,
+    /// Actual clock-in; null if not clocked in.
     clocked_in: Option<DateTime<Utc>>,
+    /// Actual clock-out; null if not clocked out.
     clocked_out: Option<DateTime<Utc>>,
+    /// Minutes.
     total_break_time: i32,
 }
 
@@ -37,35 +49,54 @@ impl From<Shift> for ShiftRecord {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = BranchRef)]
 struct NamedRef {
     id: String,
     name: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = JobRoleRef)]
 struct RoleRef {
     id: String,
     title: String,
 }
 
 /// A shift slot (template).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ShiftSlot)]
 pub(crate) struct SlotItem {
+    /// Slot ID.
     id: String,
+    /// `HH:mm`, wall-clock time in `timeZone`.
+    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
     start_time: String,
+    /// `HH:mm`, wall-clock time in `timeZone`; not after `startTime` means the next day.
+    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
     end_time: String,
+    /// 0 = Sunday ... 6 = Saturday.
+    #[schema(minimum = 0, maximum = 6)]
     day_of_week: i16,
+    /// Maximum staff for the slot on one date.
     max_staff_required: i32,
+    /// IANA time zone.
+    #[schema(example = "America/New_York")]
     time_zone: String,
+    /// Duration in hours.
     #[serde(serialize_with = "super::number")]
+    #[schema(value_type = f64)]
     hours: Option<f64>,
+    /// Display name.
     shift_name: String,
+    /// Hex color code.
     shift_color: String,
     open_shift: bool,
     is_oncall: bool,
+    /// Minutes.
     unpaid_break: i32,
+    /// Whether swaps are allowed.
     swappable: bool,
     branch: NamedRef,
     job_role: RoleRef,
@@ -100,49 +131,85 @@ impl From<Slot> for SlotItem {
     }
 }
 
+/// `GET /shifts` answers a list of slots, or one shift when asked for it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub(crate) enum ShiftsListing {
+    /// Without `shiftId`: the matching slots.
+    Slots(Vec<SlotItem>),
+    /// With `shiftId`: that shift.
+    Shift(ShiftRecord),
+}
+
 /// `GET /shifts` query.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ShiftsQuery {
+    /// When present, answers that one shift record instead of the slots.
     pub(crate) shift_id: Option<String>,
+    /// Only slots at this location.
     pub(crate) branch_id: Option<String>,
+    /// Only slots for this job role.
     pub(crate) job_role_id: Option<String>,
 }
 
 /// `POST /shifts/slots` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateSlotRequest {
+    /// Location ID.
     pub(crate) branch_id: String,
     pub(crate) job_role_id: String,
+    /// `HH:mm`, wall-clock time in `timeZone`.
+    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
     pub(crate) start_time: String,
+    /// `HH:mm`; not after `startTime` means the shift ends the next day.
+    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "17:00")]
     pub(crate) end_time: String,
+    /// `YYYY-MM-DD`, the date of the first shift; must fall on `dayOfWeek`.
+    #[schema(format = Date, example = "2026-12-07")]
     pub(crate) book_date: String,
+    /// 0 = Sunday ... 6 = Saturday.
+    #[schema(minimum = 0, maximum = 6)]
     pub(crate) day_of_week: i64,
+    /// Maximum staff for the slot on one date.
+    #[schema(minimum = 1)]
     pub(crate) max_staff_required: i64,
+    /// IANA time zone.
+    #[schema(example = "America/New_York")]
     pub(crate) time_zone: String,
+    /// Display name.
     pub(crate) shift_name: String,
+    /// Hex color code.
+    #[schema(example = "#FF8800")]
     pub(crate) shift_color: String,
     pub(crate) open_shift: bool,
     pub(crate) is_oncall: bool,
+    /// Minutes.
+    #[schema(minimum = 0)]
     pub(crate) unpaid_break: i64,
+    /// Duration override in hours (default: end minus start on a day without a DST change).
     #[serde(default)]
     pub(crate) hours: Option<f64>,
+    /// Notes.
     #[serde(default)]
     pub(crate) write_up: Option<String>,
 }
 
 /// `POST /shifts/slots` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreatedSlot {
     pub(crate) slot_id: String,
     pub(crate) shift: ShiftRecord,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Assignee)]
 pub(crate) struct AssigneeDto {
+    /// An active member of the company.
     pub(crate) user_id: String,
     /// Accepted for compatibility; the user id decides.
     #[serde(default)]
@@ -150,18 +217,22 @@ pub(crate) struct AssigneeDto {
     pub(crate) user_name: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Reminder)]
 pub(crate) struct ReminderDto {
     pub(crate) minutes_before: i64,
 }
 
 /// `POST /shifts/book` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BookRequest {
     pub(crate) slot_id: String,
+    /// `YYYY-MM-DD`; the slot must run on this weekday.
+    #[schema(format = Date, example = "2026-12-07")]
     pub(crate) date: String,
+    /// One confirmed shift each; none books one open place.
     #[serde(default)]
     pub(crate) assignees: Option<Vec<AssigneeDto>>,
     #[serde(default)]
@@ -169,11 +240,15 @@ pub(crate) struct BookRequest {
 }
 
 /// `POST /shifts/book` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = BookingResult)]
 pub(crate) struct BookedResponse {
     slot_id: String,
+    /// `YYYY-MM-DD`.
+    #[schema(format = Date)]
     date: String,
+    /// The shifts booked by this request.
     shifts: Vec<ShiftRecord>,
 }
 

@@ -2,19 +2,26 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
 use wfs_core::service::staff::{
     BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff, StaffMember,
 };
 
 /// A staff member as listed.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = StaffMember)]
 pub(crate) struct StaffMemberResponse {
+    /// Membership ID; also the `staff_resource_id` of the workforce feed.
     membership_id: String,
     user_id: String,
     branch_id: Option<String>,
     job_role_id: Option<String>,
+    /// 1 = Super Admin, 2 = Admin, 3 = Member.
+    #[schema(minimum = 1, maximum = 3)]
     privilege: i16,
+    /// 1 = active; 0 = deactivated.
+    #[schema(minimum = 0, maximum = 1)]
     status: i16,
 }
 
@@ -32,28 +39,46 @@ impl From<StaffMember> for StaffMemberResponse {
 }
 
 /// `GET /staff` query: raw, so a malformed id can match nothing instead of failing.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StaffQuery {
+    /// Only members of this location.
     pub(crate) branch_id: Option<String>,
+    /// Only members with this job role.
     pub(crate) job_role_id: Option<String>,
+    /// 1 = active (default), 0 = deactivated; anything else is 400.
+    #[param(value_type = Option<i32>, minimum = 0, maximum = 1)]
     pub(crate) status: Option<String>,
 }
 
 /// One bulk item with the JSON types the spec gives; the core checks the values.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-struct BulkStaffItemRequest {
+#[schema(as = BulkStaffItem)]
+pub(crate) struct BulkStaffItemRequest {
     first_name: String,
     last_name: String,
+    /// Unique.
     user_name: String,
     email: String,
+    /// With country code.
+    #[schema(example = "+14155550100")]
     phone: String,
+    /// `male` or `female`.
+    #[schema(example = "female")]
     gender: String,
+    /// ISO 3166 alpha-2 expected (not enforced).
+    #[schema(example = "US")]
     country_id: String,
+    /// A location ID (see `GET /locations`).
     assigned_branch_id: String,
+    /// Job role UUID or symbol.
     job_role_id: String,
+    /// 1 = Super Admin, 2 = Admin, 3 = Member.
+    #[schema(minimum = 1, maximum = 3)]
     privilege: i64,
+    /// Skill set IDs to assign.
     #[serde(default)]
     skill_set_ids: Option<Vec<String>>,
 }
@@ -103,22 +128,33 @@ pub(crate) fn bulk_item(item: Value) -> BulkStaffItem {
 }
 
 /// The bulk result: `{message, success, failed, total, err}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = BulkStaffResult)]
 pub(crate) struct BulkStaffResponse {
+    /// Status message.
     message: String,
+    /// Members created.
+    #[schema(value_type = i64)]
     success: usize,
+    /// Members that failed.
+    #[schema(value_type = i64)]
     failed: usize,
+    /// Items processed.
+    #[schema(value_type = i64)]
     total: usize,
+    /// One entry per failure.
     err: Vec<BulkStaffFailure>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 struct BulkStaffFailure {
     first_name: String,
     last_name: String,
     email: String,
+    /// Always `failed`.
     status: &'static str,
+    /// Why, e.g. a duplicate email or the field at fault.
     reason: String,
 }
 

@@ -2,19 +2,33 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use wfs_core::service::workforce::{FeedItem, FeedPage, NamedRef, WorkforceResource};
+use utoipa::{IntoParams, ToSchema};
+use wfs_core::service::workforce::{FeedItem, FeedPage, NamedRef, SupplyStatus, WorkforceResource};
 
 /// The feed's query.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct FeedQuery {
+    /// Window start, ISO-8601 date or date-time; default now. `supply_status` is taken
+    /// at this instant.
+    #[param(value_type = Option<DateTime<Utc>>)]
     pub(crate) from: Option<String>,
+    /// Window end (exclusive); default `from` + 30 days; at most 90 days after `from`.
+    #[param(value_type = Option<DateTime<Utc>>)]
     pub(crate) to: Option<String>,
+    /// Page size, 1 to 200; default 100.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 200)]
     pub(crate) limit: Option<String>,
+    /// Opaque, from `pagination.next_cursor`. It carries the window of the first page
+    /// and must be sent with the same other parameters (else 400).
     pub(crate) cursor: Option<String>,
+    /// Only resources updated at or after this instant (inclusive).
+    #[param(value_type = Option<DateTime<Utc>>)]
     pub(crate) updated_since: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = NamedRef)]
 struct Ref {
     id: String,
     name: String,
@@ -29,14 +43,18 @@ impl From<NamedRef> for Ref {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A verified skill record.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Qualification)]
 struct QualificationItem {
     id: String,
     code: String,
     name: String,
 }
 
-#[derive(Debug, Serialize)]
+/// A non-cancelled shift of the member overlapping the window.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ResourceShift)]
 struct ShiftItem {
     shift_id: String,
     slot_id: String,
@@ -45,25 +63,60 @@ struct ShiftItem {
     status: String,
 }
 
-#[derive(Debug, Serialize)]
+/// A half-open unavailability interval: start inclusive, end exclusive.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = UnavailableInterval)]
 struct IntervalItem {
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = WorkforceResource)]
 pub(crate) struct Resource {
+    /// Stable resource ID (the membership ID).
     staff_resource_id: String,
+    /// Null only for a membership without a job role (such as a company's first admin).
     role: Option<Ref>,
     location: Option<Ref>,
+    /// Verified skill records.
     qualifications: Vec<QualificationItem>,
-    supply_status: &'static str,
+    supply_status: SupplyStatusDto,
+    /// The instant the status describes: the window's `from`.
     supply_status_as_of: DateTime<Utc>,
+    /// The member's non-cancelled shifts overlapping the window.
     shifts: Vec<ShiftItem>,
+    /// Unavailability overlapping the window.
     unavailable_intervals: Vec<IntervalItem>,
+    /// Greater for every newer state; keep the greatest value observed.
     resource_version: i64,
+    /// Time of the change that set `resource_version`; never decreases as it grows.
     updated_at: DateTime<Utc>,
+}
+
+/// Workforce state at `supply_status_as_of`, by precedence: `inactive` (membership
+/// deactivated), `unavailable` (inside unavailability), `on_duty` (inside an assigned
+/// non-cancelled shift), else `off_duty`. It does not mean an appointment is bookable.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = SupplyStatus)]
+pub(crate) enum SupplyStatusDto {
+    Inactive,
+    Unavailable,
+    OnDuty,
+    OffDuty,
+}
+
+impl From<SupplyStatus> for SupplyStatusDto {
+    fn from(s: SupplyStatus) -> Self {
+        match s {
+            SupplyStatus::Inactive => Self::Inactive,
+            SupplyStatus::Unavailable => Self::Unavailable,
+            SupplyStatus::OnDuty => Self::OnDuty,
+            SupplyStatus::OffDuty => Self::OffDuty,
+        }
+    }
 }
 
 impl From<WorkforceResource> for Resource {
@@ -81,7 +134,7 @@ impl From<WorkforceResource> for Resource {
                     name: q.name,
                 })
                 .collect(),
-            supply_status: r.supply_status.as_str(),
+            supply_status: r.supply_status.into(),
             supply_status_as_of: r.supply_status_as_of,
             shifts: r
                 .shifts
@@ -110,17 +163,21 @@ impl From<WorkforceResource> for Resource {
 }
 
 /// A deleted membership: exactly these four fields.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = WorkforceTombstone)]
 pub(crate) struct Tombstone {
     staff_resource_id: String,
+    /// Always true.
     deleted: bool,
+    /// Greater than any version of the live resource.
     resource_version: i64,
     updated_at: DateTime<Utc>,
 }
 
-/// A feed entry.
-#[derive(Debug, Serialize)]
+/// A feed entry: a resource, or the tombstone of a deleted membership.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]
+#[schema(as = WorkforceItem)]
 pub(crate) enum Item {
     Resource(Box<Resource>),
     Tombstone(Tombstone),
@@ -144,20 +201,24 @@ impl From<FeedItem> for Item {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct Pagination {
+    /// The page size used.
     limit: i64,
+    /// Send as `cursor` for the next page; null on the last page.
     next_cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// The resolved window, `[from, to)`.
+#[derive(Debug, Serialize, ToSchema)]
 struct Window {
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 }
 
 /// A page of the feed.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = WorkforcePage)]
 pub(crate) struct Page {
     data: Vec<Item>,
     pagination: Pagination,

@@ -3,7 +3,7 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::auth::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{date_time, json, path_id};
 use crate::reply::Reply;
 use crate::router::Route;
@@ -19,6 +19,19 @@ pub(crate) static ROUTES: [Route; 5] = [
     route!(POST "/external/v1/auth/keys/{id}/revoke", Access::Admin, revoke_api_key),
 ];
 
+/// Sign in to the developer portal
+///
+/// Takes an email or username and the password, and answers a bearer token (JWT,
+/// valid for one hour) for the `/auth/keys` routes. Only a company super admin
+/// (privilege 1) may sign in.
+#[utoipa::path(post, path = "/external/v1/auth/signin", tag = "Sign-in and API keys",
+    request_body = SignInRequest,
+    responses(
+        (status = 200, description = "Signed in", body = SignInResponse),
+        (status = 400, description = "Malformed JSON, or `email` or `password` missing or empty", body = ErrorBody),
+        (status = 401, description = "`Invalid email or password` (the same text for an unknown user and a wrong password)", body = ErrorBody),
+        (status = 403, description = "The user is not a super admin of any company", body = ErrorBody),
+    ))]
 pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: SignInRequest = json(ctx.body)?;
     if req.email.trim().is_empty() {
@@ -31,6 +44,12 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &SignInResponse::from(signed_in))
 }
 
+/// List API keys
+///
+/// Every key of the signed-in admin's company, revoked ones included (with
+/// `status: "revoked"`). Secrets are never listed.
+#[utoipa::path(get, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
+    responses((status = 200, description = "The company's API keys", body = [ApiKeyItem])))]
 pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let keys = ctx.wfs.list_api_keys(ctx.admin()?).await?;
     Reply::json(
@@ -39,6 +58,17 @@ pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     )
 }
 
+/// Create an API key
+///
+/// The client secret is in this answer only: it is stored as a hash and can never be
+/// shown again (an idempotent replay answers `clientSecret: null`). A lost secret is
+/// replaced by rotating the key.
+#[utoipa::path(post, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
+    request_body = CreateApiKeyRequest,
+    responses(
+        (status = 201, description = "The new key with its secret", body = IssuedKeyResponse),
+        (status = 400, description = "Malformed JSON, a missing `name`, an unknown scope, a CIDR range or other non-address in `allowedIps`, or an `expiresAt` not in the future", body = ErrorBody),
+    ))]
 pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: CreateApiKeyRequest = json(ctx.body)?;
     let expires_at = req
@@ -60,6 +90,16 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::CREATED, &issued)?.storing(&issued.redacted())
 }
 
+/// Rotate an API key's secret
+///
+/// The key keeps its client ID; the old secret stops working at once.
+#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/rotate", tag = "Sign-in and API keys",
+    params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
+    responses(
+        (status = 200, description = "The key with its new secret", body = IssuedKeyResponse),
+        (status = 404, description = "`API key not found` (unknown or another company's)", body = ErrorBody),
+        (status = 409, description = "`API key is revoked`", body = ErrorBody),
+    ))]
 pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
     let issued =
@@ -67,6 +107,17 @@ pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &issued)?.storing(&issued.redacted())
 }
 
+/// Revoke an API key
+///
+/// Permanent: every later request with the key gets 401. The key stays listed with
+/// `status: "revoked"`.
+#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/revoke", tag = "Sign-in and API keys",
+    params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
+    responses(
+        (status = 200, description = "The key is revoked", body = RevokedKeyResponse),
+        (status = 404, description = "`API key not found` (unknown or another company's)", body = ErrorBody),
+        (status = 409, description = "`API key is revoked`", body = ErrorBody),
+    ))]
 pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
     let revoked = ctx.wfs.revoke_api_key(ctx.tx()?, ctx.admin()?, id).await?;
@@ -74,7 +125,7 @@ pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         StatusCode::OK,
         &RevokedKeyResponse {
             id: revoked.id.to_string(),
-            status: revoked.status.as_str(),
+            status: revoked.status.into(),
         },
     )
 }

@@ -3,8 +3,9 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::job_roles::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
+use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use crate::router::Route;
 use http::StatusCode;
@@ -21,6 +22,12 @@ pub(crate) static ROUTES: [Route; 4] = [
     route!(DELETE "/external/v1/job-roles/{id}", WRITE, delete_job_role),
 ];
 
+/// List job roles
+///
+/// The company's job roles that are not deleted, ordered alphabetically by title
+/// (case-insensitive; ties by the exact title, then id).
+#[utoipa::path(get, path = "/external/v1/job-roles", tag = "Job roles",
+    responses((status = 200, description = "The job roles", body = [JobRoleResponse])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
     Reply::json(
@@ -32,6 +39,15 @@ pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     )
 }
 
+/// Create a job role
+///
+/// Plan limits on job roles do not apply to external API clients.
+#[utoipa::path(post, path = "/external/v1/job-roles", tag = "Job roles",
+    request_body = CreateJobRoleRequest,
+    responses(
+        (status = 201, description = "The created job role", body = JobRoleResponse),
+        (status = 400, description = "Malformed JSON or an invalid field (the message names it)", body = ErrorBody),
+    ))]
 pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: CreateJobRoleRequest = json(ctx.body)?;
     let role = ctx
@@ -41,6 +57,20 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::CREATED, &JobRoleResponse::from(role))
 }
 
+/// Update a job role
+///
+/// Only the fields to change. Updatable: `title`, `weeklyHours`, `desc`, `hexcode`,
+/// `symbol`, `dailyRequired`; `null` clears a nullable field. Unknown fields and an
+/// empty patch are 400. Renaming a role bumps the workforce resource of every member
+/// holding it.
+#[utoipa::path(patch, path = "/external/v1/job-roles/{id}", tag = "Job roles",
+    params(("id" = String, Path, description = "Job role ID")),
+    request_body = UpdateJobRoleRequest,
+    responses(
+        (status = 200, description = "The updated job role", body = JobRoleResponse),
+        (status = 400, description = "Malformed JSON, an unknown or invalid field, or an empty patch", body = ErrorBody),
+        (status = 404, description = "`Job role not found` (unknown, deleted or another company's)", body = ErrorBody),
+    ))]
 pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // Body before id: validation (400) comes before identifiers (404).
     let patch = json::<UpdateJobRoleRequest>(ctx.body)?.into_patch()?;
@@ -52,6 +82,15 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &JobRoleResponse::from(role))
 }
 
+/// Delete a job role
+///
+/// A soft delete: the role is no longer listed.
+#[utoipa::path(delete, path = "/external/v1/job-roles/{id}", tag = "Job roles",
+    params(("id" = String, Path, description = "Job role ID")),
+    responses(
+        (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = MessageResponse),
+        (status = 404, description = "`Job role not found` (unknown, already deleted or another company's)", body = ErrorBody),
+    ))]
 pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
     ctx.wfs

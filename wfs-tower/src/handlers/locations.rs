@@ -3,7 +3,7 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::locations::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::Reply;
 use crate::router::Route;
@@ -20,6 +20,12 @@ pub(crate) static ROUTES: [Route; 3] = [
     route!(PATCH "/external/v1/locations/{id}", WRITE, update_location),
 ];
 
+/// List locations
+///
+/// Ordered alphabetically by name (case-insensitive). Address and zip code are
+/// omitted from reads.
+#[utoipa::path(get, path = "/external/v1/locations", tag = "Locations",
+    responses((status = 200, description = "The locations (branches)", body = [LocationResponse])))]
 pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let locations = ctx.wfs.list_locations(ctx.key()?.company_id).await?;
     Reply::json(
@@ -31,6 +37,15 @@ pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     )
 }
 
+/// Create a location
+///
+/// Plan limits on locations do not apply to external API clients.
+#[utoipa::path(post, path = "/external/v1/locations", tag = "Locations",
+    request_body = CreateLocationRequest,
+    responses(
+        (status = 201, description = "The created location; `address` is an empty string and the coordinates null when not supplied", body = CreatedLocationResponse),
+        (status = 400, description = "Malformed JSON or an invalid field (the message names it)", body = ErrorBody),
+    ))]
 pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: CreateLocationRequest = json(ctx.body)?;
     let created = ctx
@@ -40,6 +55,19 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::CREATED, &CreatedLocationResponse::from(created))
 }
 
+/// Update a location
+///
+/// Only the fields to change; `null` clears a nullable field. Unknown fields and an
+/// empty patch are 400. Renaming a location bumps the workforce resource of every
+/// member assigned to it.
+#[utoipa::path(patch, path = "/external/v1/locations/{id}", tag = "Locations",
+    params(("id" = String, Path, description = "Location ID")),
+    request_body = UpdateLocationRequest,
+    responses(
+        (status = 200, description = "The updated location", body = LocationResponse),
+        (status = 400, description = "Malformed JSON, an unknown or invalid field, or an empty patch", body = ErrorBody),
+        (status = 404, description = "`Location not found`", body = ErrorBody),
+    ))]
 pub(crate) async fn update_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // Body before id: a 400 comes before a 404, for malformed ids as for unknown ones.
     let patch = json::<UpdateLocationRequest>(ctx.body)?.into_patch()?;

@@ -17,6 +17,7 @@ macro_rules! route {
             access: $access,
             body_limit: $limit,
             handler: {
+                #[allow(deprecated)] // deprecated operations are still served
                 fn boxed<'a>(ctx: &'a crate::handlers::Ctx<'a>) -> crate::router::BoxFuture<'a> {
                     Box::pin($handler(ctx))
                 }
@@ -29,6 +30,7 @@ macro_rules! route {
 pub(crate) mod auth;
 pub(crate) mod job_roles;
 pub(crate) mod locations;
+pub(crate) mod meta;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
@@ -88,4 +90,5 @@ pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
         .chain(shifts::ROUTES.iter())
         .chain(schedules::ROUTES.iter())
         .chain(workforce::ROUTES.iter())
+        .chain(meta::ROUTES.iter())
 }

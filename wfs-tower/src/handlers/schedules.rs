@@ -4,7 +4,7 @@ use super::Ctx;
 use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::dto::shifts::ShiftRecord;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, query};
 use crate::reply::Reply;
 use crate::router::Route;
@@ -29,6 +29,17 @@ fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {
     instant(field, value).map(|t| t.date_naive())
 }
 
+/// List schedules
+///
+/// Shifts whose `start` lies in `[from, to)`, cancelled ones included, ordered by
+/// `start` then id, 100 per page. A page past the end is `[]`.
+#[utoipa::path(get, path = "/external/v1/schedules", tag = "Schedules, overtime, hours",
+    params(SchedulesQuery),
+    responses(
+        (status = 200, description = "A page of shift records (times in UTC)", body = [ShiftRecord],
+            headers(("Link" = String, description = "`<...>; rel=\"next\"` when another page exists, `rel=\"prev\"` after the first page"))),
+        (status = 400, description = "A bad date, `to` before `from`, or `page` below 1; the message names the parameter", body = ErrorBody),
+    ))]
 pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: SchedulesQuery = query(ctx.query)?;
     let page = q.page.unwrap_or(1);
@@ -76,6 +87,18 @@ fn page_url(query: Option<&str>, page: u64) -> String {
     format!("{SCHEDULES}?{}", out.finish())
 }
 
+/// Hours worked per day
+///
+/// One entry per day from `from` to `to` inclusive (UTC dates, at most 366 days
+/// apart), ascending; days without hours are 0. Counted: `confirmed` shifts with both
+/// clock times, each the smaller of the clocked time and the scheduled duration,
+/// on the UTC date of its clock-in; rounded to 2 decimals per day.
+#[utoipa::path(get, path = "/external/v1/hours", tag = "Schedules, overtime, hours",
+    params(HoursQuery),
+    responses(
+        (status = 200, description = "One entry per day", body = [HoursDayItem]),
+        (status = 400, description = "`from` or `to` missing or not a date, `to` before `from`, or more than 366 days", body = ErrorBody),
+    ))]
 pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: HoursQuery = query(ctx.query)?;
     let from = date("from", q.from.as_deref())?;
@@ -90,6 +113,13 @@ pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     )
 }
 
+/// Approved overtime this week
+///
+/// Approved overtime of the current ISO week (Monday 00:00 UTC to the next Monday),
+/// summed per user and job role.
+#[utoipa::path(get, path = "/external/v1/overtime", tag = "Schedules, overtime, hours",
+    params(OvertimeQuery),
+    responses((status = 200, description = "The overtime entries", body = [OvertimeItem])))]
 pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: OvertimeQuery = query(ctx.query)?;
     let entries = ctx

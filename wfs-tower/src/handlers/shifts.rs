@@ -3,8 +3,9 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::shifts::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, query};
+use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use crate::router::Route;
 use http::StatusCode;
@@ -21,13 +22,22 @@ pub(crate) static ROUTES: [Route; 4] = [
     route!(DELETE "/external/v1/shifts/{id}", WRITE, cancel_shift),
 ];
 
-/// Without `shiftId`: the slots (filtered); with it: that one shift.
+#[utoipa::path(get, path = "/external/v1/shifts", tag = "Shifts",
+    summary = "List shift slots, or get one shift",
+    description = "Without `shiftId`: the company's shift slots (recurring templates), filtered by \
+`branchId` and `jobRoleId` and ordered by weekday, start time, then id. With `shiftId`: that one \
+shift record. A filter id that matches nothing gives an empty array.",
+    params(ShiftsQuery),
+    responses(
+        (status = 200, description = "The slots, or the one shift when `shiftId` is given", body = ShiftsListing),
+        (status = 404, description = "`Shift not found` (`shiftId` unknown or another company's)", body = ErrorBody),
+    ))]
 pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: ShiftsQuery = query(ctx.query)?;
     let company = ctx.key()?.company_id;
     if let Some(id) = q.shift_id {
         let shift = ctx.wfs.get_shift(company, &id).await?;
-        return Reply::json(StatusCode::OK, &ShiftRecord::from(shift));
+        return Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift.into()));
     }
     let slots = ctx
         .wfs
@@ -35,10 +45,24 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .await?;
     Reply::json(
         StatusCode::OK,
-        &slots.into_iter().map(SlotItem::from).collect::<Vec<_>>(),
+        &ShiftsListing::Slots(slots.into_iter().map(SlotItem::from).collect()),
     )
 }
 
+/// Create a shift slot
+///
+/// Creates the slot (a weekly template) and its first shift on `bookDate`:
+/// unassigned, `status: "pending"`. `startTime` and `endTime` are wall-clock times
+/// in `timeZone`; `endTime <= startTime` means the shift ends the next day. A time in
+/// a spring-forward gap moves forward past the gap; an ambiguous one takes the
+/// earlier instant.
+#[utoipa::path(post, path = "/external/v1/shifts/slots", tag = "Shifts",
+    request_body = CreateSlotRequest,
+    responses(
+        (status = 201, description = "The slot and its first shift", body = CreatedSlot),
+        (status = 400, description = "Malformed JSON or an invalid field, named in the message: `HH:mm` out of range, `dayOfWeek` outside 0-6, `bookDate` not on `dayOfWeek`, an unknown IANA zone, a bad hex color", body = ErrorBody),
+        (status = 404, description = "`Location not found` or `Job role not found`", body = ErrorBody),
+    ))]
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: CreateSlotRequest = json(ctx.body)?;
     let input = NewShiftSlot {
@@ -69,6 +93,19 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
     Reply::json(StatusCode::CREATED, &created)
 }
 
+/// Book a shift
+///
+/// With assignees: one `confirmed` shift per assignee, filling open (unassigned,
+/// pending) places on that date first. Without: one `pending` unassigned shift.
+/// `maxStaffRequired` bounds the non-cancelled shifts of the slot on a date.
+#[utoipa::path(post, path = "/external/v1/shifts/book", tag = "Shifts",
+    request_body = BookRequest,
+    responses(
+        (status = 200, description = "The booked shifts", body = BookedResponse),
+        (status = 400, description = "`Shift slot is not available on the selected day`, or malformed JSON or an invalid field", body = ErrorBody),
+        (status = 404, description = "`Shift slot not found`, or `Staff member not found` for an assignee who is not an active member", body = ErrorBody),
+        (status = 409, description = "`Shift slot is full on the selected day`, or an assignee already booked on this slot and date", body = ErrorBody),
+    ))]
 pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: BookRequest = json(ctx.body)?;
     let input = Booking {
@@ -94,6 +131,16 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &BookedResponse::from(booked))
 }
 
+/// Cancel a shift
+///
+/// Sets `status: "cancelled"`. Cancelled shifts never count in hours or on-duty state.
+#[utoipa::path(delete, path = "/external/v1/shifts/{id}", tag = "Shifts",
+    params(("id" = String, Path, description = "Shift ID")),
+    responses(
+        (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = MessageResponse),
+        (status = 404, description = "`Shift not found`", body = ErrorBody),
+        (status = 409, description = "`Shift is already cancelled`", body = ErrorBody),
+    ))]
 pub(crate) async fn cancel_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.wfs
         .cancel_shift(ctx.tx()?, ctx.key()?.company_id, ctx.id())

@@ -3,8 +3,9 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::staff::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id, query};
+use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use crate::router::Route;
 use http::StatusCode;
@@ -18,10 +19,20 @@ const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
 pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/staff", READ, list_staff),
-    route!(DELETE "/external/v1/staff/{id}", WRITE, deactivate_staff),
+    route!(DELETE "/external/v1/staff/{membershipId}", WRITE, deactivate_staff),
     route!(POST "/external/v1/staff/bulk", WRITE, bulk_create_staff, crate::router::BULK_BODY_LIMIT),
 ];
 
+/// List staff
+///
+/// Identifiers only: names, emails and phones are never in a read response. A
+/// filter id that matches nothing gives an empty array.
+#[utoipa::path(get, path = "/external/v1/staff", tag = "Staff",
+    params(StaffQuery),
+    responses(
+        (status = 200, description = "The staff members", body = [StaffMemberResponse]),
+        (status = 400, description = "`status` is not 0 or 1", body = ErrorBody),
+    ))]
 pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: StaffQuery = query(ctx.query)?;
     let status = q
@@ -52,6 +63,16 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     )
 }
 
+/// Deactivate a staff member
+///
+/// Sets `status` to 0; the user account is kept, and so are the member's shifts.
+/// Deactivating a deactivated member answers 200 again and changes nothing.
+#[utoipa::path(delete, path = "/external/v1/staff/{membershipId}", tag = "Staff",
+    params(("membershipId" = String, Path, description = "Membership ID")),
+    responses(
+        (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = MessageResponse),
+        (status = 404, description = "`Staff member not found`", body = ErrorBody),
+    ))]
 pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: MembershipId = path_id(ctx.id(), "Staff member")?;
     ctx.wfs
@@ -60,6 +81,19 @@ pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::message("Staff member deactivated")
 }
 
+/// Create staff in bulk
+///
+/// Items are checked one by one and processed in batches of 3, one batch after the
+/// other. Invalid items, emails that already exist (in the store or earlier in the
+/// request) and taken userNames are reported in `err`; the rest are created, each
+/// with a user account, an assignment to company, branch and job role, and a welcome
+/// email.
+#[utoipa::path(post, path = "/external/v1/staff/bulk", tag = "Staff",
+    request_body(content = Vec<BulkStaffItemRequest>, description = "1 to 1000 staff members", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The report, also when every item failed", body = BulkStaffResponse),
+        (status = 400, description = "The body is not a JSON array, is empty, or has more than 1000 items", body = ErrorBody),
+    ))]
 pub(crate) async fn bulk_create_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let Value::Array(items) = json::<Value>(ctx.body)? else {
         return Err(ApiError::bad_request(

@@ -3,7 +3,7 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::workforce::*;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, query};
 use crate::reply::Reply;
 use crate::router::Route;
@@ -15,7 +15,7 @@ const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
 
 pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/workforce/resources", AVAILABILITY, list_workforce_resources),
-    route!(GET "/external/v1/workforce/resources/{id}", AVAILABILITY, get_workforce_resource),
+    route!(GET "/external/v1/workforce/resources/{staff_resource_id}", AVAILABILITY, get_workforce_resource),
     route!(GET "/external/v1/workforce/availability", AVAILABILITY, list_workforce_availability),
 ];
 
@@ -48,11 +48,37 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     Reply::json(StatusCode::OK, &Page::from(page))
 }
 
+/// List workforce resources
+///
+/// One resource per staff membership, or its tombstone once deleted, in ascending
+/// `resource_version`: with `updated_since` and cursor paging this is a complete change
+/// feed. Keep the greatest `resource_version` and `updated_at` seen, and poll with
+/// `updated_since` = that `updated_at`. `supply_status` describes workforce state only
+/// and does not mean an appointment is bookable.
+#[utoipa::path(get, path = "/external/v1/workforce/resources", tag = "Workforce availability",
+    params(FeedQuery),
+    responses(
+        (status = 200, description = "A page of resources and tombstones", body = Page),
+        (status = 400, description = "A bad date, `to` before `from`, a window over 90 days, `limit` outside 1-200, a bad cursor, or a cursor sent with other query parameters; the message names the parameter", body = ErrorBody),
+    ))]
 pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     page(ctx).await
 }
 
-/// The deprecated alias: the same answer, marked as deprecated with its successor.
+/// List workforce resources (deprecated alias)
+///
+/// Answers exactly as `GET /external/v1/workforce/resources`, which replaces it.
+#[utoipa::path(get, path = "/external/v1/workforce/availability", tag = "Workforce availability",
+    params(FeedQuery),
+    responses(
+        (status = 200, description = "A page of resources and tombstones", body = Page,
+            headers(
+                ("Deprecation" = String, description = "`true`"),
+                ("Link" = String, description = "`</external/v1/workforce/resources>; rel=\"successor-version\"`"),
+            )),
+        (status = 400, description = "As for `/workforce/resources`", body = ErrorBody),
+    ))]
+#[deprecated = "use list_workforce_resources: /workforce/resources replaces this alias"]
 pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let mut reply = page(ctx).await?;
     reply.headers.push((
@@ -66,6 +92,15 @@ pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, 
     Ok(reply)
 }
 
+/// Get one workforce resource
+///
+/// The current resource, or its tombstone once the membership is deleted.
+#[utoipa::path(get, path = "/external/v1/workforce/resources/{staff_resource_id}", tag = "Workforce availability",
+    params(("staff_resource_id" = String, Path, description = "Stable resource ID (the membership ID)")),
+    responses(
+        (status = 200, description = "The resource or its tombstone", body = Item),
+        (status = 404, description = "`Workforce resource not found`", body = ErrorBody),
+    ))]
 pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let item = ctx
         .wfs

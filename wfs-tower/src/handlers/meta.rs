@@ -1,0 +1,31 @@
+//! The API describing itself.
+
+use super::Ctx;
+use crate::auth::Access;
+use crate::error::ApiError;
+use crate::reply::Reply;
+use crate::router::Route;
+use bytes::Bytes;
+use std::sync::LazyLock;
+
+pub(crate) static ROUTES: [Route; 1] =
+    [route!(GET "/external/v1/openapi.json", Access::Public, get_openapi)];
+
+/// Built once: the document is fixed at compile time.
+static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| {
+    Bytes::from(
+        crate::openapi::openapi()
+            .to_json()
+            .expect("the OpenAPI document serializes"),
+    )
+});
+
+/// The OpenAPI document
+///
+/// This API's OpenAPI 3.1 description, as JSON: the same document as `openapi.yaml`
+/// in the repository, from which the typed client is generated.
+#[utoipa::path(get, path = "/external/v1/openapi.json", tag = "Meta",
+    responses((status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json")))]
+pub(crate) async fn get_openapi(_ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    Ok(Reply::raw_json(DOCUMENT.clone()))
+}

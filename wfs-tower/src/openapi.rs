@@ -1,0 +1,410 @@
+//! The OpenAPI document, emitted by utoipa from the handlers' own annotations.
+//!
+//! Each handler's `#[utoipa::path]` carries what is particular to it: parameters,
+//! body, success answer and its own 400/404/409 cases. What follows from the route
+//! table (the same table that routes requests) is added here once, so it cannot drift
+//! from what the service enforces: security, the `Idempotency-Key` header, the
+//! `Idempotent-Replayed` answer header, and the errors every route of a kind shares.
+
+use crate::auth::Access;
+use crate::handlers;
+use crate::router::Route;
+use http::Method;
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn, PathItem};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
+};
+use utoipa::openapi::{OpenApi as OpenApiDoc, Ref, RefOr, Required};
+use utoipa::{Modify, OpenApi};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "External Workforce Scheduling API",
+        version = "1.0.0",
+        description = include_str!("openapi_intro.md"),
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
+    ),
+    paths(
+        handlers::auth::sign_in,
+        handlers::auth::list_api_keys,
+        handlers::auth::create_api_key,
+        handlers::auth::rotate_api_key,
+        handlers::auth::revoke_api_key,
+        handlers::shifts::list_shifts,
+        handlers::shifts::create_shift_slot,
+        handlers::shifts::book_shift,
+        handlers::shifts::cancel_shift,
+        handlers::job_roles::list_job_roles,
+        handlers::job_roles::create_job_role,
+        handlers::job_roles::update_job_role,
+        handlers::job_roles::delete_job_role,
+        handlers::locations::list_locations,
+        handlers::locations::create_location,
+        handlers::locations::update_location,
+        handlers::staff::list_staff,
+        handlers::staff::deactivate_staff,
+        handlers::staff::bulk_create_staff,
+        handlers::schedules::list_schedules,
+        handlers::schedules::list_overtime,
+        handlers::schedules::get_hours,
+        handlers::workforce::list_workforce_resources,
+        handlers::workforce::get_workforce_resource,
+        handlers::workforce::list_workforce_availability,
+        handlers::meta::get_openapi,
+    ),
+    modifiers(&RouteTable),
+)]
+struct ApiDoc;
+
+/// The document, as served at `/external/v1/openapi.json` and committed as
+/// `openapi.yaml`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The document as pretty JSON, ending in a newline.
+pub fn openapi_json() -> String {
+    let mut text = openapi()
+        .to_pretty_json()
+        .expect("the OpenAPI document serializes");
+    text.push('\n');
+    text
+}
+
+/// The document as YAML: the text of the committed `openapi.yaml`.
+pub fn openapi_yaml() -> String {
+    openapi()
+        .to_yaml()
+        .expect("the OpenAPI document serializes")
+}
+
+/// Security scheme names, as operations refer to them.
+const API_KEY: &str = "apiKey";
+const API_SECRET: &str = "apiSecret";
+const BEARER: &str = "bearerAuth";
+
+/// Adds what the route table decides, per operation.
+struct RouteTable;
+
+impl Modify for RouteTable {
+    fn modify(&self, doc: &mut OpenApiDoc) {
+        add_security_schemes(doc);
+        for route in handlers::routes() {
+            let op = doc
+                .paths
+                .paths
+                .get_mut(route.path)
+                .and_then(|item| operation_mut(item, &route.method))
+                .unwrap_or_else(|| panic!("{route:?} has no #[utoipa::path] in openapi.rs"));
+            assert_eq!(
+                op.operation_id.as_deref(),
+                Some(route.operation_id),
+                "operationId of {route:?}"
+            );
+            describe_access(op, route);
+            if route.writes() {
+                describe_idempotency(op, route.access);
+            }
+            if op.request_body.is_some() {
+                error(
+                    op,
+                    413,
+                    &format!("The request body is over {} MiB", route.body_limit >> 20),
+                );
+            }
+            error(
+                op,
+                503,
+                "The database is unavailable; nothing was written. Retry after `Retry-After` seconds",
+            );
+            with_header(op, "503", "Retry-After", "Seconds to wait before retrying");
+            error(op, 500, "An unexpected error; nothing was written");
+        }
+    }
+}
+
+fn add_security_schemes(doc: &mut OpenApiDoc) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        API_KEY,
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "x-api-key",
+            "Client ID of the key pair, prefixed `api_`. Always sent with `x-api-secret`.",
+        ))),
+    );
+    components.add_security_scheme(
+        API_SECRET,
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "x-api-secret",
+            "Client secret of the key pair, prefixed `sec_`. Always sent with `x-api-key`.",
+        ))),
+    );
+    components.add_security_scheme(
+        BEARER,
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("JWT")
+                .description(Some(
+                    "Access token from `POST /external/v1/auth/signin`, valid for one hour.",
+                ))
+                .build(),
+        ),
+    );
+}
+
+fn operation_mut<'a>(item: &'a mut PathItem, method: &Method) -> Option<&'a mut Operation> {
+    match *method {
+        Method::GET => item.get.as_mut(),
+        Method::POST => item.post.as_mut(),
+        Method::PATCH => item.patch.as_mut(),
+        Method::PUT => item.put.as_mut(),
+        Method::DELETE => item.delete.as_mut(),
+        _ => None,
+    }
+}
+
+/// Security requirement, the scope in the description, and the 401/403/429 answers.
+fn describe_access(op: &mut Operation, route: &Route) {
+    match route.access {
+        Access::Public => {}
+        Access::Admin => {
+            op.security = Some(vec![SecurityRequirement::new::<_, [&str; 0], &str>(
+                BEARER,
+                [],
+            )]);
+            error(
+                op,
+                401,
+                "The bearer token is missing, malformed, invalid or expired",
+            );
+        }
+        Access::Key(scope) => {
+            op.security = Some(vec![
+                SecurityRequirement::new::<_, [&str; 0], &str>(API_KEY, [])
+                    .add::<_, [&str; 0], &str>(API_SECRET, []),
+            ]);
+            let note = format!("Requires an API key with scope `{}`.", scope.as_str());
+            op.description = Some(match op.description.take() {
+                Some(d) if !d.is_empty() => format!("{d}\n\n{note}"),
+                _ => note,
+            });
+            error(
+                op,
+                401,
+                "`Missing API credentials` (`x-api-key` or `x-api-secret` absent), \
+                 `Invalid API credentials` (unknown key, wrong secret or revoked key), \
+                 or `API key expired`",
+            );
+            error(
+                op,
+                403,
+                &format!(
+                    "`Missing required scope: {}`, or `Address not allowed for this API key`",
+                    scope.as_str()
+                ),
+            );
+            error(
+                op,
+                429,
+                "The key's rate limit is exceeded (when the operator sets one)",
+            );
+            with_header(op, "429", "Retry-After", "Seconds to wait before retrying");
+        }
+    }
+}
+
+/// The `Idempotency-Key` header, its replay header and its 400/409 answers.
+fn describe_idempotency(op: &mut Operation, access: Access) {
+    let required = matches!(access, Access::Key(_));
+    let description = if required {
+        "A new value for each logical operation, 8 to 128 URL-safe characters \
+         (`A-Z a-z 0-9 - _`); reuse it only to retry the identical method, path and body. \
+         A completed retry answers the original response with `Idempotent-Replayed: true`. \
+         Kept 24 hours per API key."
+    } else {
+        "Optional here; when sent it is honoured with the same rules as on resource \
+         routes, scoped to the signed-in admin."
+    };
+    op.parameters.get_or_insert_with(Vec::new).push(
+        ParameterBuilder::new()
+            .name("Idempotency-Key")
+            .parameter_in(ParameterIn::Header)
+            .required(if required {
+                Required::True
+            } else {
+                Required::False
+            })
+            .description(Some(description))
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(8))
+                    .max_length(Some(128))
+                    .pattern(Some("^[A-Za-z0-9_-]{8,128}$")),
+            ))
+            .build()
+            .into(),
+    );
+    let successes: Vec<String> = op
+        .responses
+        .responses
+        .keys()
+        .filter(|status| status.starts_with('2'))
+        .cloned()
+        .collect();
+    for status in successes {
+        with_header(
+            op,
+            &status,
+            "Idempotent-Replayed",
+            "`true` when this is the stored answer of an earlier request with the same \
+             Idempotency-Key",
+        );
+    }
+    let missing = if required {
+        "A missing or malformed `Idempotency-Key`"
+    } else {
+        "A malformed `Idempotency-Key`"
+    };
+    error(op, 400, missing);
+    error(
+        op,
+        409,
+        "The `Idempotency-Key` was used for a different request, or its original is still in progress",
+    );
+}
+
+/// Adds an error answer, or appends to the description of the one already there.
+fn error(op: &mut Operation, status: u16, description: &str) {
+    let responses = &mut op.responses.responses;
+    match responses.get_mut(&status.to_string()) {
+        Some(RefOr::T(existing)) => {
+            existing.description = format!("{}; or: {description}", existing.description);
+        }
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            responses.insert(
+                status.to_string(),
+                RefOr::T(
+                    ResponseBuilder::new()
+                        .description(description)
+                        .content(
+                            "application/json",
+                            ContentBuilder::new()
+                                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                .build(),
+                        )
+                        .build(),
+                ),
+            );
+        }
+    }
+}
+
+fn with_header(op: &mut Operation, status: &str, name: &str, description: &str) {
+    if let Some(RefOr::T(response)) = op.responses.responses.get_mut(status) {
+        response.headers.insert(
+            name.to_owned(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                    .description(Some(description))
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every documented operation, as (METHOD, path, operationId).
+    fn documented() -> Vec<(String, String, String)> {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let mut out = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                out.push((
+                    method.to_uppercase(),
+                    path.clone(),
+                    op["operationId"].as_str().unwrap().to_owned(),
+                ));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_document_describes_exactly_the_routes_served() {
+        let mut served: Vec<_> = handlers::routes()
+            .map(|r| {
+                (
+                    r.method.to_string(),
+                    r.path.to_owned(),
+                    r.operation_id.to_owned(),
+                )
+            })
+            .collect();
+        served.sort();
+        assert_eq!(documented(), served);
+    }
+
+    #[test]
+    fn security_follows_each_routes_access() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        for route in handlers::routes() {
+            let op = &doc["paths"][route.path][route.method.as_str().to_lowercase()];
+            let security = &op["security"];
+            match route.access {
+                Access::Public => assert!(security.is_null(), "{route:?}"),
+                Access::Admin => {
+                    assert_eq!(security, &serde_json::json!([{ "bearerAuth": [] }]))
+                }
+                Access::Key(scope) => {
+                    assert_eq!(
+                        security,
+                        &serde_json::json!([{ "apiKey": [], "apiSecret": [] }])
+                    );
+                    assert!(op["description"].as_str().unwrap().contains(scope.as_str()));
+                }
+            }
+            let idempotency = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["name"] == "Idempotency-Key");
+            match (route.writes(), route.access) {
+                (true, Access::Key(_)) => assert_eq!(idempotency.unwrap()["required"], true),
+                (true, _) => assert_eq!(idempotency.unwrap()["required"], false),
+                (false, _) => assert!(idempotency.is_none(), "{route:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn every_error_answer_has_the_error_body() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                for (status, response) in op["responses"].as_object().unwrap() {
+                    if !status.starts_with('2') {
+                        assert_eq!(
+                            response["content"]["application/json"]["schema"]["$ref"],
+                            "#/components/schemas/ErrorBody",
+                            "{} {status}",
+                            op["operationId"]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
