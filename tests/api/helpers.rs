@@ -190,6 +190,34 @@ impl TestApp {
         }
     }
 
+    /// Serves the app over HTTP on a loopback port and answers its base URL: the
+    /// client SDK speaks real HTTP. The server lives as long as the test's runtime.
+    pub async fn serve_http(&self) -> String {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::server::conn::auto;
+        use hyper_util::service::TowerToHyperService;
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let api = self.svc.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, peer)) = listener.accept().await {
+                let svc = api.clone().map_request(
+                    move |mut req: http::Request<hyper::body::Incoming>| {
+                        req.extensions_mut().insert(PeerAddr(peer));
+                        req
+                    },
+                );
+                tokio::spawn(async move {
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc))
+                        .await;
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
     pub async fn send(&self, req: Req) -> TestResponse {
         let res = self.svc.clone().oneshot(req.build()).await.unwrap();
         let status = res.status();
