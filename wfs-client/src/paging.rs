@@ -1,0 +1,159 @@
+//! Streams that walk every page of the two paginated lists.
+//!
+//! The API pages two ways: `/schedules` by a 1-based `page` number (100 shifts a page,
+//! with `Link` headers), and the workforce feed by an opaque `cursor` that must be sent
+//! with exactly the query parameters of the first page (else 400). The streams hide
+//! both: they yield items one by one and fetch the next page when the current one is
+//! used up, so memory stays at one page however long the list is.
+
+use std::collections::VecDeque;
+
+use futures_util::Stream;
+use futures_util::stream::try_unfold;
+use reqwest::header::LINK;
+
+use crate::error::from_generated;
+use crate::query::{ScheduleQuery, WorkforceQuery};
+use crate::{Error, WfsClient, types};
+
+/// Where a paging stream is.
+enum Next<P> {
+    /// Fetch this page next.
+    Page(P),
+    /// The last page was fetched; drain the buffer and end.
+    Done,
+}
+
+struct Walk<'c, P, T> {
+    client: &'c WfsClient,
+    next: Next<P>,
+    buffer: VecDeque<T>,
+}
+
+impl WfsClient {
+    /// Every shift matching `query`, page after page: `page` = 1, 2, ... (or from
+    /// `query.page`) until a page is empty, or a page's `Link` header has no
+    /// `rel="next"`.
+    pub fn schedules(
+        &self,
+        query: ScheduleQuery,
+    ) -> impl Stream<Item = Result<types::Shift, Error>> + Send + '_ {
+        let first = query.page.unwrap_or(1);
+        let walk = Walk {
+            client: self,
+            next: Next::Page(first),
+            buffer: VecDeque::new(),
+        };
+        try_unfold((walk, query), |(mut walk, query)| async move {
+            loop {
+                if let Some(shift) = walk.buffer.pop_front() {
+                    return Ok(Some((shift, (walk, query))));
+                }
+                let Next::Page(page) = walk.next else {
+                    return Ok(None);
+                };
+                let response = match walk.client.schedules_page(&query, Some(page)).await? {
+                    Ok(response) => response,
+                    Err(e) => return Err(from_generated(e).await),
+                };
+                let more = has_next_link(response.headers()).unwrap_or(true);
+                let shifts = response.into_inner();
+                walk.next = if shifts.is_empty() || !more {
+                    Next::Done
+                } else {
+                    Next::Page(page + 1)
+                };
+                walk.buffer.extend(shifts);
+            }
+        })
+    }
+
+    /// Every workforce resource and tombstone matching `query`, in ascending
+    /// `resource_version`, following `pagination.next_cursor` until it is null. Each
+    /// page is requested with the same `from`, `to`, `limit` and `updated_since` as the
+    /// first, as the cursor requires.
+    pub fn workforce_resources(
+        &self,
+        query: WorkforceQuery,
+    ) -> impl Stream<Item = Result<types::WorkforceItem, Error>> + Send + '_ {
+        let walk = Walk {
+            client: self,
+            next: Next::Page(query.cursor.clone()),
+            buffer: VecDeque::new(),
+        };
+        try_unfold((walk, query), |(mut walk, mut query)| async move {
+            loop {
+                if let Some(item) = walk.buffer.pop_front() {
+                    return Ok(Some((item, (walk, query))));
+                }
+                let Next::Page(cursor) = std::mem::replace(&mut walk.next, Next::Done) else {
+                    return Ok(None);
+                };
+                query.cursor = cursor;
+                let page = walk.client.list_workforce_resources(&query).await?;
+                walk.next = match page.pagination.next_cursor {
+                    Some(next) if Some(&next) == query.cursor.as_ref() => {
+                        return Err(Error::InvalidResponse(format!(
+                            "the workforce feed answered the cursor {next:?} as its own next cursor"
+                        )));
+                    }
+                    Some(next) => Next::Page(Some(next)),
+                    None => Next::Done,
+                };
+                walk.buffer.extend(page.data);
+            }
+        })
+    }
+}
+
+/// Whether a `Link` header announces a next page; `None` without a `Link` header.
+fn has_next_link(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    let mut links = headers.get_all(LINK).iter().peekable();
+    links.peek()?;
+    Some(links.filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|link| {
+            link.split(';').skip(1).any(|param| {
+                let Some((key, value)) = param.split_once('=') else {
+                    return false;
+                };
+                key.trim().eq_ignore_ascii_case("rel")
+                    && value
+                        .trim()
+                        .trim_matches('"')
+                        .split_ascii_whitespace()
+                        .any(|rel| rel.eq_ignore_ascii_case("next"))
+            })
+        })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    fn link(v: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(LINK, HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn link_header_next_detection() {
+        assert_eq!(has_next_link(&HeaderMap::new()), None);
+        assert_eq!(
+            has_next_link(&link(r#"</external/v1/schedules?page=2>; rel="next""#)),
+            Some(true)
+        );
+        assert_eq!(
+            has_next_link(&link(
+                r#"</external/v1/schedules?page=1>; rel="prev", </external/v1/schedules?page=3>; rel=next"#
+            )),
+            Some(true)
+        );
+        assert_eq!(
+            has_next_link(&link(r#"</external/v1/schedules?page=1>; rel="prev""#)),
+            Some(false)
+        );
+    }
+}

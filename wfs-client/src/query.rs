@@ -1,0 +1,70 @@
+//! Filters of the list operations that take several optional query parameters.
+//!
+//! Plain structs with public fields and `Default`, so a call names only what it
+//! filters on: `ScheduleQuery { branch_id: Some(id.into()), ..Default::default() }`.
+
+use std::num::NonZeroU64;
+
+use chrono::{DateTime, Utc};
+
+use crate::Error;
+
+/// Filters of `GET /staff` ([`WfsClient::list_staff`](crate::WfsClient::list_staff)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StaffQuery {
+    /// Only members assigned to this location.
+    pub branch_id: Option<String>,
+    /// Only members with this job role.
+    pub job_role_id: Option<String>,
+    /// Only members with this status: 1 = active, 0 = deactivated.
+    pub status: Option<i32>,
+}
+
+/// Filters of `GET /schedules` ([`WfsClient::list_schedules`](crate::WfsClient::list_schedules),
+/// [`WfsClient::schedules`](crate::WfsClient::schedules)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScheduleQuery {
+    /// Inclusive start; the server's default is tomorrow 00:00 UTC.
+    pub from: Option<DateTime<Utc>>,
+    /// Exclusive end; the server's default is 30 days after `from`.
+    pub to: Option<DateTime<Utc>>,
+    /// Comma-separated user IDs.
+    pub user_id: Option<String>,
+    /// Only shifts at this location.
+    pub branch_id: Option<String>,
+    /// Only shifts for this job role.
+    pub job_role_id: Option<String>,
+    /// Only shifts of this slot.
+    pub slot_id: Option<String>,
+    /// 1-based page of 100 shifts; the first page when absent. The
+    /// [`schedules`](crate::WfsClient::schedules) stream starts here.
+    pub page: Option<u64>,
+}
+
+/// Parameters of the workforce feed, `GET /workforce/resources`
+/// ([`WfsClient::list_workforce_resources`](crate::WfsClient::list_workforce_resources),
+/// [`WfsClient::workforce_resources`](crate::WfsClient::workforce_resources),
+/// [`WorkforceFeed`](crate::WorkforceFeed)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkforceQuery {
+    /// Window start; `supply_status` is taken at this instant. Default: now.
+    pub from: Option<DateTime<Utc>>,
+    /// Window end (exclusive). Default `from` + 30 days; at most 90 days after `from`.
+    pub to: Option<DateTime<Utc>>,
+    /// Page size, 1 to 200; the server's default is 100.
+    pub limit: Option<u64>,
+    /// `pagination.next_cursor` of the previous page. It must be sent with the same
+    /// other parameters as the first page; the paging helpers do that.
+    pub cursor: Option<String>,
+    /// Only resources updated at or after this instant (inclusive).
+    pub updated_since: Option<DateTime<Utc>>,
+}
+
+/// A positive count parameter (`page`, `limit`) as the generated client takes it.
+pub(crate) fn positive(name: &str, value: Option<u64>) -> Result<Option<NonZeroU64>, Error> {
+    value
+        .map(|v| {
+            NonZeroU64::new(v).ok_or_else(|| Error::Config(format!("{name} must be at least 1")))
+        })
+        .transpose()
+}
