@@ -17,12 +17,8 @@ pub(crate) fn new_key() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// A new key as the generated client's per-operation key type.
-///
-/// The document gives each operation's `Idempotency-Key` parameter its own schema, so
-/// progenitor makes one pattern-checked newtype per operation
-/// (`CreateJobRoleIdempotencyKey`, `BookShiftIdempotencyKey`, ...); they all parse
-/// from a string.
+/// A new key as the generated client's `types::IdempotencyKey`, the pattern-checked
+/// newtype every write operation's `Idempotency-Key` parameter refers to.
 pub(crate) fn fresh<K>() -> Result<K, Error>
 where
     K: FromStr,
@@ -43,7 +39,7 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.chars().all(|c| c.is_ascii_alphanumeric()));
         assert_ne!(a, new_key());
-        let typed: crate::types::BookShiftIdempotencyKey = fresh().unwrap();
+        let typed: crate::types::IdempotencyKey = fresh().unwrap();
         assert_eq!(typed.len(), 32);
     }
 }

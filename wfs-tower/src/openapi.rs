@@ -93,7 +93,7 @@ struct RouteTable;
 
 impl Modify for RouteTable {
     fn modify(&self, doc: &mut OpenApiDoc) {
-        add_security_schemes(doc);
+        add_components(doc);
         for route in handlers::routes() {
             let op = doc
                 .paths
@@ -128,8 +128,25 @@ impl Modify for RouteTable {
     }
 }
 
-fn add_security_schemes(doc: &mut OpenApiDoc) {
+/// The one schema every `Idempotency-Key` parameter refers to (one type in clients).
+const IDEMPOTENCY_KEY: &str = "IdempotencyKey";
+
+fn add_components(doc: &mut OpenApiDoc) {
     let components = doc.components.get_or_insert_with(Default::default);
+    components.schemas.insert(
+        IDEMPOTENCY_KEY.to_owned(),
+        RefOr::T(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(8))
+                .max_length(Some(128))
+                .pattern(Some("^[A-Za-z0-9_-]{8,128}$"))
+                .description(Some(
+                    "8 to 128 URL-safe characters, new for each logical operation",
+                ))
+                .into(),
+        ),
+    );
     components.add_security_scheme(
         API_KEY,
         SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
@@ -241,13 +258,7 @@ fn describe_idempotency(op: &mut Operation, access: Access) {
                 Required::False
             })
             .description(Some(description))
-            .schema(Some(
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .min_length(Some(8))
-                    .max_length(Some(128))
-                    .pattern(Some("^[A-Za-z0-9_-]{8,128}$")),
-            ))
+            .schema(Some(Ref::from_schema_name(IDEMPOTENCY_KEY)))
             .build()
             .into(),
     );
