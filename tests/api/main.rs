@@ -9,6 +9,7 @@ mod helpers;
 mod host_api;
 
 mod api_keys;
+mod client;
 mod embedding;
 mod feed_consistency;
 mod idempotency;
