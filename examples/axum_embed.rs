@@ -1,10 +1,11 @@
 //! Embedding the wfs API in a host product's axum 0.8 app.
 //!
 //! The host keeps its own routes (here `GET /hello`) and mounts
-//! [`wfs_tower::WfsService`] as the router's fallback, so requests under
-//! `/external/v1/...` reach it with their full path intact (`nest_service`
-//! would strip the prefix, which the service does not expect). A small
-//! middleware copies axum's `ConnectInfo<SocketAddr>` into the
+//! [`wfs_tower::WfsService`] under its own route prefix, `/partners`: the API answers
+//! at `/partners/external/v1/...`. `nest_service` strips the host's prefix, so the
+//! service sees the paths it routes (`/external/v1/...`). To serve the API at the
+//! root instead, mount it with `fallback_service`, which keeps the path intact. A
+//! small middleware copies axum's `ConnectInfo<SocketAddr>` into the
 //! [`wfs_tower::PeerAddr`] extension, so API keys with an IP allowlist work.
 //!
 //! Run it:
@@ -23,7 +24,7 @@
 //! cargo run -p wfs-server -- create-admin --database-url 'sqlite://wfs-example.db?mode=rwc' \
 //!     --company Acme --email admin@acme.test --password 'correct-horse'
 //! curl localhost:3000/hello
-//! curl -X POST localhost:3000/external/v1/auth/signin \
+//! curl -X POST localhost:3000/partners/external/v1/auth/signin \
 //!     -d '{"email":"admin@acme.test","password":"correct-horse"}'
 //! ```
 
@@ -52,8 +53,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let app = Router::new()
         .route("/hello", get(|| async { "hello from the host app" }))
-        // The fallback keeps the full path, e.g. `/external/v1/job-roles`.
-        .fallback_service(WfsService::new(wfs))
+        // `/partners/external/v1/job-roles` reaches the service as `/external/v1/job-roles`.
+        .nest_service("/partners", WfsService::new(wfs))
         .layer(middleware::from_fn(insert_peer_addr));
 
     let listener = tokio::net::TcpListener::bind(&bind).await?;

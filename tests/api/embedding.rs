@@ -64,3 +64,38 @@ async fn it_is_a_plain_tower_service_driven_by_oneshot() {
         serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
     assert_eq!(body["error"]["code"], 400);
 }
+
+#[tokio::test]
+async fn under_a_host_prefix_the_client_reaches_it_with_that_prefix_in_its_base_url() {
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let host = axum::Router::new()
+        .route("/hello", axum::routing::get(|| async { "host" }))
+        .nest_service("/partners", app.svc.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, host).await });
+
+    let base = format!("http://{addr}/partners");
+    let client =
+        wfs_client::WfsClient::new(base, key.client_id.as_str(), key.secret.as_str()).unwrap();
+    let role = client
+        .create_job_role(&wfs_client::types::CreateJobRoleRequest {
+            title: "Nurse".into(),
+            weekly_hours: None,
+            desc: None,
+            hexcode: None,
+            symbol: None,
+            daily_required: None,
+        })
+        .await
+        .unwrap();
+    let listed = client.list_job_roles().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, role.id);
+    // Outside the prefix the host answers for itself: the API is not at the root.
+    let root = reqwest::get(format!("http://{addr}/external/v1/job-roles"))
+        .await
+        .unwrap();
+    assert_eq!(root.status(), StatusCode::NOT_FOUND);
+}
