@@ -4,15 +4,30 @@
 //! only reads 3.0, so it is first downgraded (see `build/downgrade.rs`), then handed to
 //! progenitor; the pretty-printed code lands in `$OUT_DIR/codegen.rs` and `src/lib.rs`
 //! includes it as `wfs_client::generated`.
+//!
+//! Two schemas are not generated but replaced by hand-written types: the PATCH bodies
+//! `UpdateJobRoleRequest` and `UpdateLocationRequest`, whose nullable fields have three
+//! states (absent keeps, `null` clears, a value sets) that progenitor's
+//! `Option<T>` + `skip_serializing_if` cannot express. See `src/patch.rs`.
 
 #[path = "build/downgrade.rs"]
 mod downgrade;
 
 use std::{env, fs, path::PathBuf};
 
-use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle};
+use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
 
 const SPEC: &str = "../openapi.yaml";
+
+/// Schemas mapped to hand-written types instead of generated ones: (schema name, Rust
+/// path). The generated code names the path, and `wfs_client::types` re-exports it.
+const REPLACED: [(&str, &str); 2] = [
+    ("UpdateJobRoleRequest", "crate::patch::UpdateJobRoleRequest"),
+    (
+        "UpdateLocationRequest",
+        "crate::patch::UpdateLocationRequest",
+    ),
+];
 
 fn main() {
     println!("cargo:rerun-if-changed={SPEC}");
@@ -21,6 +36,14 @@ fn main() {
     let yaml = fs::read_to_string(SPEC).unwrap_or_else(|e| panic!("cannot read {SPEC}: {e}"));
     let mut doc: serde_json::Value =
         yaml_serde::from_str(&yaml).unwrap_or_else(|e| panic!("{SPEC} is not YAML: {e}"));
+    for (schema, _) in REPLACED {
+        // typify ignores a replacement whose schema is gone: fail instead of silently
+        // generating nothing for it (or a renamed schema with the old limitation).
+        assert!(
+            doc["components"]["schemas"].get(schema).is_some(),
+            "{SPEC} has no schema {schema}: update REPLACED in build.rs and src/patch.rs"
+        );
+    }
     downgrade::downgrade(&mut doc);
     let spec: openapiv3::OpenAPI = serde_json::from_value(doc)
         .unwrap_or_else(|e| panic!("{SPEC}, downgraded to 3.0.3, is not OpenAPI: {e}"));
@@ -38,6 +61,10 @@ fn main() {
                 .parse()
                 .expect("a valid type path"),
         );
+    for (schema, path) in REPLACED {
+        // The replacements implement `Default` (typify asks, for types that embed them).
+        settings.with_replacement(schema, path, [TypeImpl::Default].into_iter());
+    }
     let mut generator = Generator::new(&settings);
     let tokens = generator
         .generate_tokens(&spec)

@@ -7,7 +7,7 @@ use futures_util::TryStreamExt;
 use std::num::{NonZeroU32, NonZeroU64};
 use wfs_client::types::{self, ApiKeyStatus, Scope, SupplyStatus};
 use wfs_client::{
-    AdminClient, Error, RetryPolicy, ScheduleQuery, StaffQuery, WfsClient, WorkforceQuery,
+    AdminClient, Error, Patch, RetryPolicy, ScheduleQuery, StaffQuery, WfsClient, WorkforceQuery,
 };
 use wfs_core::CompanyId;
 use wfs_tower::{Config, RateLimit};
@@ -251,12 +251,14 @@ async fn job_roles_and_locations_round_trip() {
             &aide.id,
             &types::UpdateJobRoleRequest {
                 title: Some("Care Aide".into()),
+                weekly_hours: Patch::Clear,
                 ..Default::default()
             },
         )
         .await
         .unwrap();
     assert_eq!(renamed.title, "Care Aide");
+    assert_eq!(renamed.weekly_hours, None, "null clears weeklyHours");
     assert_eq!(
         s.client.delete_job_role(&aide.id).await.unwrap().message,
         "Job role deleted"
@@ -278,12 +280,15 @@ async fn job_roles_and_locations_round_trip() {
             &types::UpdateLocationRequest {
                 name: Some("Downtown Clinic".into()),
                 location_detection_enabled: Some(true),
+                latitude: Patch::Clear,
+                longitude: Patch::Set(-74.5),
                 ..Default::default()
             },
         )
         .await
         .unwrap();
     assert_eq!(updated.name, "Downtown Clinic");
+    assert_eq!((updated.latitude, updated.longitude), (None, Some(-74.5)));
     assert!(updated.location_detection_enabled);
     let listed = s.client.list_locations().await.unwrap();
     assert_eq!(listed.len(), 1);

@@ -220,7 +220,11 @@ impl WfsClient {
         value(self.client.create_job_role(&fresh()?, body).await).await
     }
 
-    /// `PATCH /job-roles/{id}`: changes the fields that are set in `body`.
+    /// `PATCH /job-roles/{id}`: changes the fields that `body` sets or clears.
+    ///
+    /// A field left `None` or [`Patch::Keep`](crate::Patch::Keep) (the default) stays,
+    /// a [`Patch::Clear`](crate::Patch::Clear) field is cleared (sent as `null`), a set
+    /// field takes the value.
     pub async fn update_job_role(
         &self,
         id: &str,
@@ -249,7 +253,11 @@ impl WfsClient {
         value(self.client.create_location(&fresh()?, body).await).await
     }
 
-    /// `PATCH /locations/{id}`: changes the fields that are set in `body`.
+    /// `PATCH /locations/{id}`: changes the fields that `body` sets or clears.
+    ///
+    /// A field left `None` or [`Patch::Keep`](crate::Patch::Keep) (the default) stays,
+    /// a [`Patch::Clear`](crate::Patch::Clear) field is cleared (sent as `null`), a set
+    /// field takes the value.
     pub async fn update_location(
         &self,
         id: &str,

@@ -16,6 +16,9 @@
 //! - [`Error::Api`] carries the status and the server's exact message.
 //! - [`WfsClient::schedules`] and [`WfsClient::workforce_resources`] stream every
 //!   page; [`WorkforceFeed`] polls the workforce feed incrementally.
+//! - The PATCH bodies ([`types::UpdateJobRoleRequest`], [`types::UpdateLocationRequest`])
+//!   are written by hand so that a field can be left as it is, cleared (`null`) or set:
+//!   each nullable field is a [`Patch`], `Keep` by default.
 //!
 //! ```no_run
 //! use futures_util::TryStreamExt;
@@ -55,13 +58,17 @@ mod error;
 mod feed;
 mod idempotency;
 mod paging;
+mod patch;
 mod query;
 mod retry;
 mod transport;
 
 /// The code progenitor generates from `openapi.yaml` (see `build.rs`): the request and
-/// response [`types`] and a low-level [`Client`](generated::Client) whose methods take
+/// response types and a low-level [`Client`](generated::Client) whose methods take
 /// every parameter positionally and return progenitor's `ResponseValue`.
+///
+/// `generated::types` lacks the two PATCH bodies, which are hand-written: use
+/// [`types`], which has every type.
 // Generated code is not ours to lint, and what progenitor emits changes with the
 // document: these keep a new operation or schema from failing `clippy -D warnings`.
 #[allow(
@@ -78,7 +85,17 @@ pub use admin::{AdminClient, AdminClientBuilder};
 pub use client::{WfsClient, WfsClientBuilder};
 pub use error::Error;
 pub use feed::WorkforceFeed;
-pub use generated::types;
+pub use patch::Patch;
 pub use query::{ScheduleQuery, StaffQuery, WorkforceQuery};
 pub use retry::RetryPolicy;
 pub use transport::Transport;
+
+/// The request and response types of the API: those progenitor generates from
+/// `openapi.yaml`, and the hand-written PATCH bodies
+/// ([`UpdateJobRoleRequest`](types::UpdateJobRoleRequest),
+/// [`UpdateLocationRequest`](types::UpdateLocationRequest)) with their tri-state
+/// [`Patch`] fields, which replace the generated ones (see `build.rs`).
+pub mod types {
+    pub use crate::generated::types::*;
+    pub use crate::patch::{Patch, UpdateJobRoleRequest, UpdateLocationRequest};
+}

@@ -20,16 +20,7 @@ fn error(status: u16, message: &str) -> ResponseTemplate {
 fn location_patch() -> types::UpdateLocationRequest {
     types::UpdateLocationRequest {
         name: Some("Harbour".into()),
-        address: None,
-        city_id: None,
-        country_id: None,
-        hexcode: None,
-        latitude: None,
-        location_detection_enabled: None,
-        longitude: None,
-        state_id: None,
-        symbol: None,
-        zip_code: None,
+        ..Default::default()
     }
 }
 

@@ -229,11 +229,7 @@ async fn write_bodies_and_paths() {
 
     let patch = types::UpdateJobRoleRequest {
         title: Some("Head nurse".into()),
-        weekly_hours: None,
-        desc: None,
-        hexcode: None,
-        symbol: None,
-        daily_required: None,
+        ..Default::default()
     };
     let role = client.update_job_role("r1", &patch).await.unwrap();
     assert_eq!(role.title, "Head nurse");
