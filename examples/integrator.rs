@@ -62,7 +62,7 @@ async fn main() -> ExitCode {
     let client = match WfsClient::new(base_url, key, secret) {
         Ok(client) => client,
         Err(e) => {
-            eprintln!("error: cannot set up the client: {}", reason(&e));
+            eprintln!("error: cannot set up the client: {}", e);
             return ExitCode::from(2);
         }
     };
@@ -285,29 +285,6 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// `409 Shift slot is full on the selected day` for an API error: the status and the
-/// server's own message; the error's description otherwise.
-fn reason(e: &Error) -> String {
-    match e {
-        Error::Api {
-            status, message, ..
-        } => format!("{status} {message}"),
-        // A transport error's own text omits the cause ("connection refused").
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                if !text.contains(&cause_text) {
-                    text = format!("{text}: {cause_text}");
-                }
-                source = cause.source();
-            }
-            text
-        }
-    }
-}
-
 /// The step that failed and why.
 #[derive(Debug)]
 struct Failure {
@@ -337,6 +314,6 @@ trait Step<T> {
 
 impl<T> Step<T> for Result<T, Error> {
     fn step(self, step: &'static str) -> Result<T, Failure> {
-        self.map_err(|e| Failure::new(step, reason(&e)))
+        self.map_err(|e| Failure::new(step, e.to_string()))
     }
 }

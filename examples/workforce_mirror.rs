@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Local, Utc};
 use wfs_client::types::{self, SupplyStatus, WorkforceItem};
-use wfs_client::{Error, WfsClient, WorkforceFeed, WorkforceQuery};
+use wfs_client::{WfsClient, WorkforceFeed, WorkforceQuery};
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
 const DEFAULT_POLL_SECONDS: u64 = 5;
@@ -61,7 +61,7 @@ async fn main() -> ExitCode {
     let client = match WfsClient::new(&settings.base_url, &settings.key, &settings.secret) {
         Ok(client) => client,
         Err(e) => {
-            eprintln!("error: cannot set up the client: {}", reason(&e));
+            eprintln!("error: cannot set up the client: {}", e);
             return ExitCode::from(2);
         }
     };
@@ -79,7 +79,7 @@ async fn main() -> ExitCode {
     let items = match first {
         Ok(items) => items,
         Err(e) => {
-            eprintln!("error: the full sync failed: {}", reason(&e));
+            eprintln!("error: the full sync failed: {}", e);
             return ExitCode::FAILURE;
         }
     };
@@ -127,10 +127,10 @@ async fn main() -> ExitCode {
             }
             // The checkpoint has not moved: the next poll asks again.
             Err(e) if e.is_retryable() => {
-                eprintln!("warning: poll failed, trying again later: {}", reason(&e));
+                eprintln!("warning: poll failed, trying again later: {}", e);
             }
             Err(e) => {
-                eprintln!("error: poll failed: {}", reason(&e));
+                eprintln!("error: poll failed: {}", e);
                 return ExitCode::FAILURE;
             }
         }
@@ -438,27 +438,4 @@ fn entries(n: usize) -> String {
 /// A non-empty environment variable.
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// `403 Missing required scope: availability:read` for an API error: the status and
-/// the server's own message; the error's description otherwise.
-fn reason(e: &Error) -> String {
-    match e {
-        Error::Api {
-            status, message, ..
-        } => format!("{status} {message}"),
-        // A transport error's own text omits the cause ("connection refused").
-        other => {
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                if !text.contains(&cause_text) {
-                    text = format!("{text}: {cause_text}");
-                }
-                source = cause.source();
-            }
-            text
-        }
-    }
 }

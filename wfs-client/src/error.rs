@@ -20,7 +20,7 @@ pub enum Error {
     /// from `{"error":{"message":...}}`; when a proxy answered in another shape it is
     /// the body text, or the status's reason phrase when the body is empty.
     /// `retry_after` is the `Retry-After` header (on 429 and 503), if any.
-    #[error("HTTP {status}: {message}")]
+    #[error("{status} {message}")]
     Api {
         /// The HTTP status code.
         status: u16,
@@ -31,7 +31,7 @@ pub enum Error {
     },
     /// The request could not be sent or its answer not read (connection refused,
     /// timeout, reset). Automatic retries, if any, were used up first.
-    #[error("transport error: {0}")]
+    #[error("transport error: {}", causes(.0))]
     Transport(#[from] reqwest::Error),
     /// The server answered with a success status but a body or status the API
     /// description does not allow.
@@ -41,6 +41,20 @@ pub enum Error {
     /// a header value with control characters, a `limit` of 0).
     #[error("invalid configuration: {0}")]
     Config(String),
+}
+
+/// reqwest's own text omits the cause ("connection refused"): the whole chain, once each.
+fn causes(err: &reqwest::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
 }
 
 impl Error {

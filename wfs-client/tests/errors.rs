@@ -42,7 +42,7 @@ async fn a_404_keeps_the_servers_message() {
         "{err:?}"
     );
     assert!(err.is_not_found());
-    assert_eq!(err.to_string(), "HTTP 404: Location not found");
+    assert_eq!(err.to_string(), "404 Location not found");
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
