@@ -169,3 +169,21 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     };
     assert!(status.success(), "graceful shutdown exits 0");
 }
+
+#[test]
+fn openapi_prints_the_committed_document_as_yaml_or_json() {
+    let yaml = Command::new(BIN).arg("openapi").output().unwrap();
+    assert!(yaml.status.success());
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi.yaml")).unwrap();
+    assert_eq!(String::from_utf8(yaml.stdout).unwrap(), committed);
+
+    let json = Command::new(BIN)
+        .args(["openapi", "--json"])
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["info"]["title"], "External Workforce Scheduling API");
+    assert!(doc["paths"]["/external/v1/auth/signin"]["post"].is_object());
+}
