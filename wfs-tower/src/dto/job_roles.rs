@@ -1,3 +1,4 @@
+use super::not_null;
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -86,13 +87,8 @@ pub(crate) struct UpdateJobRoleRequest {
 
 impl UpdateJobRoleRequest {
     pub(crate) fn into_patch(self) -> Result<JobRolePatch, wfs_core::Error> {
-        let title = match self.title {
-            Some(None) => return Err(wfs_core::Error::invalid("title cannot be null")),
-            Some(Some(t)) => Some(t),
-            None => None,
-        };
         Ok(JobRolePatch {
-            title,
+            title: not_null("title", self.title)?,
             weekly_hours: self.weekly_hours,
             desc: self.desc,
             hexcode: self.hexcode,

@@ -1,5 +1,6 @@
 //! Location wire types. Reads carry no address and no zip code.
 
+use super::not_null;
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -162,15 +163,6 @@ pub(crate) struct UpdateLocationRequest {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = bool)]
     location_detection_enabled: Option<Option<bool>>,
-}
-
-/// A field that may be left out but not cleared.
-fn not_null<T>(field: &str, value: Option<Option<T>>) -> Result<Option<T>, wfs_core::Error> {
-    match value {
-        Some(None) => Err(wfs_core::Error::invalid(format!("{field} cannot be null"))),
-        Some(Some(v)) => Ok(Some(v)),
-        None => Ok(None),
-    }
 }
 
 impl UpdateLocationRequest {

@@ -21,3 +21,15 @@ pub(crate) fn number<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, 
         None => s.serialize_none(),
     }
 }
+
+/// A PATCH field that may be left out but not cleared: `null` is a 400 naming it.
+pub(crate) fn not_null<T>(
+    field: &str,
+    value: Option<Option<T>>,
+) -> Result<Option<T>, wfs_core::Error> {
+    match value {
+        Some(None) => Err(wfs_core::Error::invalid(format!("{field} cannot be null"))),
+        Some(Some(v)) => Ok(Some(v)),
+        None => Ok(None),
+    }
+}
