@@ -1,9 +1,10 @@
 //! Turning raw request parts into typed input; every rejection is an [`ApiError`].
 
 use crate::error::ApiError;
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use std::str::FromStr;
+use wfs_core::domain::time;
 
 /// Parses a JSON body; the error names the offending field.
 pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
@@ -47,18 +48,16 @@ where
     <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
 }
 
-/// Parses an ISO-8601 / RFC 3339 date-time naming the field on failure.
-pub(crate) fn date_time(
-    field: &str,
-    value: &str,
-) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
-    chrono::DateTime::parse_from_rfc3339(value.trim())
-        .map(|t| t.with_timezone(&chrono::Utc))
-        .map_err(|_| {
-            ApiError::bad_request(format!(
-                "{field} must be an ISO-8601 date-time such as 2026-01-31T09:00:00Z"
-            ))
-        })
+/// Parses an RFC 3339 date-time (with its offset) in the years 0001-9999, naming the
+/// field on failure.
+pub(crate) fn date_time(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
+    let bad = || {
+        ApiError::bad_request(format!(
+            "{field} must be an ISO-8601 date-time such as 2026-01-31T09:00:00Z"
+        ))
+    };
+    let t = DateTime::parse_from_rfc3339(value.trim()).map_err(|_| bad())?;
+    Ok(time::within_years(field, t.with_timezone(&Utc))?)
 }
 
 /// Parses the query string; unknown parameters are ignored, a bad value is a 400
@@ -79,19 +78,7 @@ pub(crate) fn query<T: DeserializeOwned>(raw: Option<&str>) -> Result<T, ApiErro
 }
 
 /// An ISO-8601 instant: a date-time with offset, a date-time taken as UTC, or a date
-/// (its midnight UTC).
+/// (its midnight UTC), in the years 0001-9999.
 pub(crate) fn instant(field: &str, value: &str) -> Result<DateTime<Utc>, ApiError> {
-    let v = value.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(v) {
-        return Ok(t.with_timezone(&Utc));
-    }
-    if let Ok(t) = NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f") {
-        return Ok(t.and_utc());
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
-        return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
-    }
-    Err(ApiError::bad_request(format!(
-        "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
-    )))
+    Ok(time::parse_instant(field, value)?)
 }

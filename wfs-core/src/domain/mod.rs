@@ -5,5 +5,6 @@
 pub mod credentials;
 pub mod idempotency;
 pub mod scope;
+pub mod signed;
 pub mod time;
 pub mod validate;

@@ -69,16 +69,81 @@ impl fmt::Debug for HhMm {
     }
 }
 
-/// Parses a calendar date `YYYY-MM-DD`; the error names `field`.
+/// The first and last years the API accepts anywhere a date or instant is read or
+/// computed: four-digit years only, so that every database stores and compares them
+/// the same way (SQLite compares RFC 3339 text; PostgreSQL would accept BC years).
+pub const YEARS: std::ops::RangeInclusive<i32> = 1..=9999;
+
+/// Whether `value` starts with a four-digit year and a dash, as `YYYY-` (no sign,
+/// no five-digit years: chrono's parsers accept both).
+fn four_digit_year(value: &str) -> bool {
+    let b = value.as_bytes();
+    b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+/// Parses a calendar date `YYYY-MM-DD` with a year in [`YEARS`]; the error names `field`.
 pub fn parse_date(field: &str, value: &str) -> Result<NaiveDate> {
     let v = value.trim();
-    if v.len() != 10 {
-        return Err(Error::invalid(format!(
-            "{field} must be a date YYYY-MM-DD (got '{value}')"
-        )));
+    let bad = || Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')"));
+    if v.len() != 10 || !four_digit_year(v) {
+        return Err(bad());
     }
-    NaiveDate::parse_from_str(v, "%Y-%m-%d")
-        .map_err(|_| Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')")))
+    let date = NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| bad())?;
+    if YEARS.contains(&date.year()) {
+        Ok(date)
+    } else {
+        Err(out_of_range(field))
+    }
+}
+
+/// Parses an ISO-8601 instant: a date-time with offset, a date-time taken as UTC, or
+/// a date (its midnight UTC). The year must have four digits and the instant, in UTC,
+/// must lie in [`YEARS`]; the error names `field`.
+pub fn parse_instant(field: &str, value: &str) -> Result<DateTime<Utc>> {
+    let v = value.trim();
+    let bad = || {
+        Error::invalid(format!(
+            "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
+        ))
+    };
+    if !four_digit_year(v) {
+        return Err(bad());
+    }
+    let instant = if let Ok(t) = DateTime::parse_from_rfc3339(v) {
+        t.with_timezone(&Utc)
+    } else if let Ok(t) = NaiveDateTime::parse_from_str(v, "%Y-%m-%dT%H:%M:%S%.f") {
+        t.and_utc()
+    } else if v.len() == 10
+        && let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d")
+    {
+        d.and_time(NaiveTime::MIN).and_utc()
+    } else {
+        return Err(bad());
+    };
+    within_years(field, instant)
+}
+
+/// `instant` itself when its UTC year lies in [`YEARS`], else a 400 naming `field`:
+/// for values the API computes (a default window end, a day after a date).
+pub fn within_years(field: &str, instant: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    if YEARS.contains(&instant.year()) {
+        Ok(instant)
+    } else {
+        Err(out_of_range(field))
+    }
+}
+
+/// `date + days`, or a 400 naming `field` when the result would leave [`YEARS`].
+pub fn add_days(field: &str, date: NaiveDate, days: i64) -> Result<NaiveDate> {
+    date.checked_add_signed(Duration::days(days))
+        .filter(|d| YEARS.contains(&d.year()))
+        .ok_or_else(|| out_of_range(field))
+}
+
+fn out_of_range(field: &str) -> Error {
+    Error::invalid(format!(
+        "{field} must lie between the years 0001 and 9999 (so must any date computed from it)"
+    ))
 }
 
 /// Parses a day of week, 0 = Sunday ... 6 = Saturday.
@@ -123,21 +188,26 @@ pub fn local_to_utc(zone: Tz, local: NaiveDateTime) -> DateTime<Utc> {
 
 /// The UTC start and end of a shift booked on `date` for a slot running
 /// `start`..`end` in `zone`; `end <= start` ends on the next day.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `field` (the booked date) when either instant would
+/// leave [`YEARS`] (an overnight shift from 9999-12-31, say).
 pub fn shift_instants(
+    field: &str,
     zone: Tz,
     date: NaiveDate,
     start: HhMm,
     end: HhMm,
-) -> (DateTime<Utc>, DateTime<Utc>) {
+) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let end_date = if end <= start {
-        date + Duration::days(1)
+        add_days(field, date, 1)?
     } else {
         date
     };
-    (
-        local_to_utc(zone, date.and_time(start.time())),
-        local_to_utc(zone, end_date.and_time(end.time())),
-    )
+    Ok((
+        within_years(field, local_to_utc(zone, date.and_time(start.time())))?,
+        within_years(field, local_to_utc(zone, end_date.and_time(end.time())))?,
+    ))
 }
 
 /// A slot's nominal length in hours: end minus start on a day without a DST change
@@ -198,11 +268,11 @@ mod tests {
     fn a_day_shift_in_new_york_winter_and_summer() {
         let ny = zone("America/New_York");
         assert_eq!(
-            shift_instants(ny, date("2026-01-15"), hm("09:00"), hm("17:00")),
+            shift_instants("d", ny, date("2026-01-15"), hm("09:00"), hm("17:00")).unwrap(),
             (utc("2026-01-15T14:00:00Z"), utc("2026-01-15T22:00:00Z"))
         );
         assert_eq!(
-            shift_instants(ny, date("2026-07-15"), hm("09:00"), hm("17:00")),
+            shift_instants("d", ny, date("2026-07-15"), hm("09:00"), hm("17:00")).unwrap(),
             (utc("2026-07-15T13:00:00Z"), utc("2026-07-15T21:00:00Z"))
         );
     }
@@ -210,7 +280,8 @@ mod tests {
     #[test]
     fn overnight_shifts_end_the_next_day() {
         let berlin = zone("Europe/Berlin");
-        let (start, end) = shift_instants(berlin, date("2026-01-15"), hm("22:00"), hm("06:00"));
+        let (start, end) =
+            shift_instants("d", berlin, date("2026-01-15"), hm("22:00"), hm("06:00")).unwrap();
         assert_eq!(start, utc("2026-01-15T21:00:00Z"));
         assert_eq!(end, utc("2026-01-16T05:00:00Z"));
         assert_eq!(nominal_hours(hm("22:00"), hm("06:00")), 8.0);
@@ -228,7 +299,8 @@ mod tests {
             "02:30 becomes 03:30 EDT"
         );
         // An overnight shift across the jump is one hour shorter.
-        let (start, end) = shift_instants(ny, date("2026-03-07"), hm("22:00"), hm("06:00"));
+        let (start, end) =
+            shift_instants("d", ny, date("2026-03-07"), hm("22:00"), hm("06:00")).unwrap();
         assert_eq!(
             (start, end),
             (utc("2026-03-08T03:00:00Z"), utc("2026-03-08T10:00:00Z"))
@@ -244,7 +316,8 @@ mod tests {
             local_to_utc(ny, date("2026-11-01").and_hms_opt(1, 30, 0).unwrap()),
             utc("2026-11-01T05:30:00Z")
         );
-        let (start, end) = shift_instants(ny, date("2026-10-31"), hm("22:00"), hm("06:00"));
+        let (start, end) =
+            shift_instants("d", ny, date("2026-10-31"), hm("22:00"), hm("06:00")).unwrap();
         assert_eq!(
             end - start,
             Duration::hours(9),
@@ -261,7 +334,8 @@ mod tests {
             utc("2026-03-29T01:15:00Z"),
             "02:15 becomes 03:15 CEST"
         );
-        let (start, end) = shift_instants(berlin, date("2026-03-29"), hm("01:00"), hm("09:00"));
+        let (start, end) =
+            shift_instants("d", berlin, date("2026-03-29"), hm("01:00"), hm("09:00")).unwrap();
         assert_eq!(
             (start, end),
             (utc("2026-03-29T00:00:00Z"), utc("2026-03-29T07:00:00Z"))
@@ -271,7 +345,8 @@ mod tests {
             local_to_utc(berlin, date("2026-10-25").and_hms_opt(2, 30, 0).unwrap()),
             utc("2026-10-25T00:30:00Z")
         );
-        let (start, end) = shift_instants(berlin, date("2026-10-25"), hm("00:00"), hm("08:00"));
+        let (start, end) =
+            shift_instants("d", berlin, date("2026-10-25"), hm("00:00"), hm("08:00")).unwrap();
         assert_eq!(end - start, Duration::hours(9));
     }
 
@@ -280,7 +355,7 @@ mod tests {
         // Asia/Kolkata is UTC+05:30 all year.
         let kolkata = zone("Asia/Kolkata");
         assert_eq!(
-            shift_instants(kolkata, date("2026-06-01"), hm("09:00"), hm("17:00")),
+            shift_instants("d", kolkata, date("2026-06-01"), hm("09:00"), hm("17:00")).unwrap(),
             (utc("2026-06-01T03:30:00Z"), utc("2026-06-01T11:30:00Z"))
         );
         // Australia/Adelaide is UTC+09:30, +10:30 in (southern) summer.

@@ -1,6 +1,7 @@
 //! Portal sign-in and the bearer tokens that guard key management.
 
 use crate::Wfs;
+use crate::domain::signed::SealKey;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::entity::{company, membership, user};
@@ -19,10 +20,12 @@ pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
 /// Shortest accepted signing secret.
 pub const MIN_SECRET_LEN: usize = 32;
 
-/// The HS256 keys for sign-in tokens.
+/// The server's keys, all from the one configured secret: HS256 for sign-in tokens,
+/// and a derived key that seals page cursors.
 pub struct TokenKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
+    pub(crate) cursors: SealKey,
 }
 
 impl fmt::Debug for TokenKeys {
@@ -45,6 +48,7 @@ impl TokenKeys {
         Ok(Self {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
+            cursors: SealKey::derive(secret, "wfs page cursor v1"),
         })
     }
 }

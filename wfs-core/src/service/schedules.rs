@@ -5,6 +5,7 @@
 //! times (the partial index `ix_shifts_hours`) and groups by the UTC date of clock-in.
 
 use crate::Wfs;
+use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::entity::{job_role, shift};
@@ -19,6 +20,9 @@ use uuid::Uuid;
 
 /// Shifts per `/schedules` page.
 pub const SCHEDULE_PAGE_SIZE: u64 = 100;
+/// Largest `/schedules` page number: deep OFFSET paging is refused before it costs
+/// a scan (100,000 pages is ten million shifts in one 30-day window).
+pub const MAX_SCHEDULE_PAGE: u64 = 100_000;
 /// Largest `/hours` range: `to` at most this many days after `from`.
 pub const MAX_HOURS_SPAN_DAYS: i64 = 366;
 
@@ -90,20 +94,26 @@ impl Wfs {
     /// Cancelled shifts are included.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `to` is before `from` or `page` is 0.
+    /// [`Error::Invalid`] when `to` is before `from`, `page` is outside
+    /// 1..=[`MAX_SCHEDULE_PAGE`], or the default window would leave the years 0001-9999.
     pub async fn list_schedules(
         &self,
         company: CompanyId,
         q: ScheduleQuery,
     ) -> Result<SchedulePage> {
-        if q.page == 0 {
-            return Err(Error::invalid("page must be 1 or more"));
+        if !(1..=MAX_SCHEDULE_PAGE).contains(&q.page) {
+            return Err(Error::invalid(format!(
+                "page must be between 1 and {MAX_SCHEDULE_PAGE}"
+            )));
         }
-        let from = q
-            .from
-            .unwrap_or_else(|| midnight(self.now().date_naive() + Duration::days(1)));
-        let to =
-            q.to.unwrap_or_else(|| midnight(from.date_naive() + Duration::days(30)));
+        let from = match q.from {
+            Some(from) => from,
+            None => midnight(time::add_days("from", self.now().date_naive(), 1)?),
+        };
+        let to = match q.to {
+            Some(to) => to,
+            None => midnight(time::add_days("from", from.date_naive(), 30)?),
+        };
         if to < from {
             return Err(Error::invalid("to must not be before from"));
         }
@@ -138,7 +148,7 @@ impl Wfs {
                 }
             }
         }
-        let offset = (q.page - 1).saturating_mul(SCHEDULE_PAGE_SIZE);
+        let offset = (q.page - 1) * SCHEDULE_PAGE_SIZE;
         let mut rows = query
             .order_by_asc(shift::Column::StartAt)
             .order_by_asc(shift::Column::Id)
@@ -201,7 +211,7 @@ impl Wfs {
                 [
                     company.0.into(),
                     midnight(from).into(),
-                    midnight(to + Duration::days(1)).into(),
+                    midnight(time::add_days("to", to, 1)?).into(),
                 ],
             ))
             .await?;

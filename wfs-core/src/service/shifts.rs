@@ -264,7 +264,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        let shift = insert_shift(conn, &slot, valid.book_date, None, now, None).await?;
+        let shift = insert_shift(conn, &slot, "bookDate", valid.book_date, None, now, None).await?;
         Ok((
             Slot {
                 slot,
@@ -451,7 +451,7 @@ impl Wfs {
         let mut booked = Vec::with_capacity(needed);
         if members.is_empty() {
             booked.push(
-                insert_shift(conn, &slot, date, None, now, reminders.clone())
+                insert_shift(conn, &slot, "date", date, None, now, reminders.clone())
                     .await?
                     .into(),
             );
@@ -468,7 +468,16 @@ impl Wfs {
                 active.updated_at = Set(now);
                 active.update(conn).await?
             } else {
-                insert_shift(conn, &slot, date, Some(&member), now, reminders.clone()).await?
+                insert_shift(
+                    conn,
+                    &slot,
+                    "date",
+                    date,
+                    Some(&member),
+                    now,
+                    reminders.clone(),
+                )
+                .await?
             };
             self.bump_membership(conn, company, member.id.into())
                 .await?;
@@ -524,6 +533,7 @@ pub(crate) async fn find_shift(
 async fn insert_shift(
     conn: &impl ConnectionTrait,
     slot: &shift_slot::Model,
+    date_field: &str,
     date: NaiveDate,
     member: Option<&membership::Model>,
     now: DateTime<Utc>,
@@ -531,11 +541,12 @@ async fn insert_shift(
 ) -> Result<shift::Model> {
     let zone = time::parse_zone("timeZone", &slot.time_zone)?;
     let (start, end) = time::shift_instants(
+        date_field,
         zone,
         date,
         HhMm::parse("startTime", &slot.start_time)?,
         HhMm::parse("endTime", &slot.end_time)?,
-    );
+    )?;
     Ok(shift::ActiveModel {
         id: Set(Uuid::now_v7()),
         company_id: Set(slot.company_id),

@@ -12,13 +12,16 @@
 //!
 //! # Paging
 //!
-//! The cursor is opaque (base64url JSON), carries the resolved window, limit and
+//! The cursor is opaque (base64url JSON sealed with an HMAC-SHA-256 tag, so a client
+//! cannot edit it), carries the resolved window, limit and
 //! `updated_since` it came from (a later request that sends other values is a 400)
 //! and the last version served: the next page is an index range scan from there, so
 //! page cost does not grow with the page number. `updated_since` becomes a version
 //! floor once, on the first page (`updated_at` grows with the version).
 
 use crate::Wfs;
+use crate::domain::signed::SealKey;
+use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::{
@@ -27,8 +30,6 @@ use crate::persistence::entity::{
 };
 use crate::service::accounts::status as member_status;
 use crate::service::shifts::status as shift_status;
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -204,16 +205,16 @@ struct Cursor {
 }
 
 impl Cursor {
-    fn encode(&self) -> Result<String> {
-        Ok(URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).map_err(Error::internal)?))
+    fn encode(&self, key: &SealKey) -> Result<String> {
+        Ok(key.seal(&serde_json::to_vec(self).map_err(Error::internal)?))
     }
 
-    fn decode(raw: &str, company: CompanyId) -> Result<Self> {
+    fn decode(raw: &str, company: CompanyId, key: &SealKey) -> Result<Self> {
         let invalid = || Error::invalid("cursor is not a cursor this API issued for this company");
         if raw.len() > MAX_CURSOR_LEN {
             return Err(invalid());
         }
-        let bytes = URL_SAFE_NO_PAD.decode(raw.trim()).map_err(|_| invalid())?;
+        let bytes = key.open(raw.trim()).ok_or_else(invalid)?;
         let cursor: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
         if cursor.v != 1 || cursor.c != company.0 || !(1..=MAX_LIMIT).contains(&cursor.l) {
             return Err(invalid());
@@ -232,9 +233,14 @@ struct Resolved {
     after: Option<i64>,
 }
 
-fn resolve(req: &FeedRequest, company: CompanyId, now: DateTime<Utc>) -> Result<Resolved> {
+fn resolve(
+    req: &FeedRequest,
+    company: CompanyId,
+    now: DateTime<Utc>,
+    key: &SealKey,
+) -> Result<Resolved> {
     if let Some(raw) = &req.cursor {
-        let cursor = Cursor::decode(raw, company)?;
+        let cursor = Cursor::decode(raw, company, key)?;
         let differs = |name: &str| {
             Error::invalid(format!(
                 "cursor was issued for another query: {name} differs"
@@ -267,7 +273,10 @@ fn resolve(req: &FeedRequest, company: CompanyId, now: DateTime<Utc>) -> Result<
         )));
     }
     let from = req.from.unwrap_or(now);
-    let to = req.to.unwrap_or(from + DEFAULT_WINDOW);
+    let to = match req.to {
+        Some(to) => to,
+        None => time::within_years("from", from + DEFAULT_WINDOW)?,
+    };
     if to <= from {
         return Err(Error::invalid("to must be after from"));
     }
@@ -291,7 +300,7 @@ impl Wfs {
     /// outside 1..=200, or a cursor that is garbage, another company's, or sent with
     /// other query values than it was issued for.
     pub async fn list_workforce(&self, company: CompanyId, req: FeedRequest) -> Result<FeedPage> {
-        let q = resolve(&req, company, self.now())?;
+        let q = resolve(&req, company, self.now(), &self.tokens().cursors)?;
         // One snapshot for the whole page: ids and their representations agree.
         let tx = self.store().read_snapshot().await?;
         let after = match q.after {
@@ -374,7 +383,7 @@ impl Wfs {
                     s: q.since,
                     a: *last,
                 }
-                .encode()?,
+                .encode(&self.tokens().cursors)?,
             ),
             _ => None,
         };
@@ -598,6 +607,13 @@ async fn hydrate(
 mod tests {
     use super::*;
 
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    fn key() -> SealKey {
+        SealKey::derive(&[7; 32], "test cursors")
+    }
+
     #[test]
     fn cursors_round_trip_and_reject_tampering() {
         let company = CompanyId::new();
@@ -611,23 +627,37 @@ mod tests {
             s: None,
             a: 42,
         };
-        let raw = cursor.encode().unwrap();
-        assert_eq!(Cursor::decode(&raw, company).unwrap(), cursor);
+        let key = key();
+        let raw = cursor.encode(&key).unwrap();
+        assert_eq!(Cursor::decode(&raw, company, &key).unwrap(), cursor);
         assert!(
-            Cursor::decode(&raw, CompanyId::new()).is_err(),
+            Cursor::decode(&raw, CompanyId::new(), &key).is_err(),
             "another company's cursor"
         );
-        assert!(Cursor::decode("not-a-cursor", company).is_err());
-        assert!(Cursor::decode(&"A".repeat(2000), company).is_err());
-        let forged = Cursor { l: 5000, ..cursor };
-        assert!(Cursor::decode(&forged.encode().unwrap(), company).is_err());
+        assert!(Cursor::decode("not-a-cursor", company, &key).is_err());
+        assert!(Cursor::decode(&"A".repeat(2000), company, &key).is_err());
+        let forged = Cursor {
+            l: 5000,
+            ..cursor.clone()
+        };
+        assert!(Cursor::decode(&forged.encode(&key).unwrap(), company, &key).is_err());
+        // The payload is readable, but an edited one (a wider window) no longer opens.
+        let (payload, tag) = raw.split_once('.').unwrap();
+        let json = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        let widened = json.replace("\"l\":50", "\"l\":60");
+        assert_ne!(widened, json);
+        let edited = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(widened));
+        assert!(
+            Cursor::decode(&edited, company, &key).is_err(),
+            "an edited cursor"
+        );
     }
 
     #[test]
     fn windows_default_to_thirty_days_and_stop_at_ninety() {
         let company = CompanyId::new();
         let now: DateTime<Utc> = "2026-11-18T09:30:00Z".parse().unwrap();
-        let q = resolve(&FeedRequest::default(), company, now).unwrap();
+        let q = resolve(&FeedRequest::default(), company, now, &key()).unwrap();
         assert_eq!(
             (q.from, q.to, q.limit),
             (now, now + Duration::days(30), 100)
@@ -636,12 +666,12 @@ mod tests {
             to: Some(now + Duration::days(90)),
             ..Default::default()
         };
-        assert!(resolve(&ninety, company, now).is_ok());
+        assert!(resolve(&ninety, company, now, &key()).is_ok());
         let over = FeedRequest {
             to: Some(now + Duration::days(90) + Duration::seconds(1)),
             ..Default::default()
         };
-        assert!(resolve(&over, company, now).is_err());
+        assert!(resolve(&over, company, now, &key()).is_err());
         for limit in [0, 201] {
             assert!(
                 resolve(
@@ -650,7 +680,8 @@ mod tests {
                         ..Default::default()
                     },
                     company,
-                    now
+                    now,
+                    &key()
                 )
                 .is_err()
             );
