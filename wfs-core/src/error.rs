@@ -85,6 +85,13 @@ pub enum Error {
     /// The Idempotency-Key cannot be honoured now (HTTP 409, never stored).
     #[error("{}", .0.message())]
     Idempotency(IdempotencyConflict),
+    /// Too many sign-in attempts for this login or from this address (HTTP 429);
+    /// try again after the wait.
+    #[error("Too many sign-in attempts")]
+    Throttled {
+        /// How long to wait before the next attempt can be admitted.
+        retry_after: std::time::Duration,
+    },
     /// The database could not be reached (HTTP 503).
     #[error("database unavailable")]
     Unavailable(#[source] sea_orm::DbErr),
@@ -125,23 +132,35 @@ impl From<sea_orm::DbErr> for Error {
     }
 }
 
-/// Whether the database itself is away (pool exhausted or closed, connection lost),
-/// as opposed to a statement failing: the former is a 503 worth retrying.
+/// Whether the database itself is away (pool exhausted or closed, connection lost,
+/// server shutting down or not yet accepting), as opposed to a statement failing:
+/// the former is a 503 worth retrying, never a 500.
 fn is_unavailable(err: &sea_orm::DbErr) -> bool {
     use sea_orm::sqlx::Error as Sqlx;
     use sea_orm::{DbErr, RuntimeErr};
     match err {
         DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => true,
-        DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => matches!(
-            &**e,
-            Sqlx::Io(_)
+        DbErr::Exec(RuntimeErr::SqlxError(e)) | DbErr::Query(RuntimeErr::SqlxError(e)) => {
+            match &**e {
+                Sqlx::Io(_)
                 | Sqlx::PoolTimedOut
                 | Sqlx::PoolClosed
                 | Sqlx::WorkerCrashed
                 | Sqlx::Tls(_)
-        ),
+                | Sqlx::Protocol(_) => true,
+                Sqlx::Database(db) => db.code().is_some_and(|c| is_outage_state(&c)),
+                _ => false,
+            }
+        }
         _ => false,
     }
+}
+
+/// PostgreSQL SQLSTATEs that mean "the server is going or not there": class 08
+/// (connection exception), 57P01-57P03 (admin or crash shutdown, cannot connect
+/// now), 53300 (too many connections).
+fn is_outage_state(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
 /// Maps unique-constraint violations to a client error instead of racing a pre-check.

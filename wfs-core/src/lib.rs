@@ -55,6 +55,7 @@ pub use sea_orm::{self, ConnectionTrait};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;
+use service::throttle::SignInThrottle;
 use std::sync::Arc;
 
 /// The domain facade: a store, a clock and the token keys. Cheap to clone.
@@ -63,6 +64,7 @@ pub struct Wfs {
     store: Store,
     clock: Arc<dyn Clock>,
     tokens: Arc<TokenKeys>,
+    sign_in_throttle: Arc<SignInThrottle>,
 }
 
 impl Wfs {
@@ -75,6 +77,7 @@ impl Wfs {
             store,
             clock: Arc::new(SystemClock),
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
+            sign_in_throttle: Arc::default(),
         })
     }
 
@@ -101,5 +104,9 @@ impl Wfs {
 
     pub(crate) fn tokens(&self) -> &TokenKeys {
         &self.tokens
+    }
+
+    pub(crate) fn sign_in_throttle(&self) -> &SignInThrottle {
+        &self.sign_in_throttle
     }
 }

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 /// Reference server for the wfs workforce scheduling API.
 #[derive(Debug, Parser)]
@@ -43,6 +44,10 @@ pub(crate) struct DatabaseArgs {
         hide_env_values = true
     )]
     pub(crate) database_url: String,
+    /// How long a request waits for a database connection (or for one to open)
+    /// before it answers 503 with Retry-After (seconds, or with a unit: 1500ms, 2s).
+    #[arg(long = "db-acquire-timeout", env = "WFS_DB_ACQUIRE_TIMEOUT", default_value = "1500ms", value_parser = duration)]
+    pub(crate) acquire_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -73,6 +78,13 @@ pub(crate) struct ServeArgs {
     /// Sender of outgoing email, e.g. "Rota <rota@example.com>"; required with --smtp-url.
     #[arg(long, env = "WFS_MAIL_FROM")]
     pub(crate) mail_from: Option<String>,
+    /// A request still running after this answers 503 and rolls back
+    /// (seconds, or with a unit: 500ms, 30s).
+    #[arg(long, env = "WFS_REQUEST_TIMEOUT", default_value = "30s", value_parser = duration)]
+    pub(crate) request_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog.
+    #[arg(long, env = "WFS_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_connections: u32,
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,
@@ -97,4 +109,40 @@ pub(crate) struct CreateAdminArgs {
     /// Last name.
     #[arg(long, default_value = "User")]
     pub(crate) last_name: String,
+}
+
+/// A duration flag: `30` or `1.5` (seconds), `30s`, `1500ms`; above zero, at most a day.
+pub(crate) fn duration(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let (number, scale) = if let Some(ms) = raw.strip_suffix("ms") {
+        (ms, 0.001)
+    } else {
+        (raw.strip_suffix('s').unwrap_or(raw), 1.0)
+    };
+    let seconds = number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .ok_or_else(|| {
+            format!("'{raw}' is not a duration such as 30s, 1.5 or 1500ms (at most a day)")
+        })?;
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_seconds_or_milliseconds() {
+        assert_eq!(duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration("1500ms"), Ok(Duration::from_millis(1500)));
+        for bad in ["", "0", "-1", "abc", "1h", "NaN", "inf", "100000"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -8,6 +8,7 @@ use base64::Engine as _;
 use clap::Parser;
 use cli::{Cli, Command, CreateAdminArgs, DatabaseArgs, ServeArgs};
 use rand::RngCore;
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 use wfs_core::service::accounts::NewCompanyAdmin;
@@ -45,12 +46,19 @@ fn print_openapi(json: bool) -> Result<(), BoxError> {
     } else {
         wfs_tower::openapi_yaml()
     };
-    print!("{text}");
-    Ok(())
+    // `print!` panics on a closed pipe (`wfs-server openapi | head -1`): write, and
+    // treat a reader that went away as done.
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(()),
+    }
 }
 
 async fn open(db: &DatabaseArgs) -> Result<Store, BoxError> {
-    let store = Store::connect(&StoreOptions::new(&db.database_url)).await?;
+    let mut options = StoreOptions::new(&db.database_url);
+    options.acquire_timeout = db.acquire_timeout;
+    let store = Store::connect(&options).await?;
     store.migrate().await?;
     Ok(store)
 }
@@ -80,6 +88,7 @@ fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
 /// What `serve` and `demo` share: logs, secrets, mailer and a migrated store.
 async fn start(args: &ServeArgs) -> Result<(Wfs, Arc<dyn Mailer>), BoxError> {
     telemetry::init(&args.log_format);
+    wfs_tower::install_panic_hook();
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
     let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;
     let store = open(&args.db).await?;

@@ -14,9 +14,11 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
+use wfs_server::conn::{Deadlines, HEAD_TIMEOUT, IDLE_TIMEOUT, InFlight};
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService};
 
@@ -38,6 +40,7 @@ pub(crate) async fn run(
     let config = Config {
         trusted_proxies: args.trusted_proxies.clone(),
         rate_limit,
+        request_timeout: Some(args.request_timeout),
     };
     let api = WfsService::with_config(wfs.clone(), config);
     let listener = TcpListener::bind(args.bind).await?;
@@ -47,30 +50,47 @@ pub(crate) async fn run(
 
     let builder = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
+    // At most --max-connections served at once: past that, connections wait in the
+    // listen backlog instead of each costing a task and buffers here.
+    let slots = Arc::new(Semaphore::new(args.max_connections as usize));
     let mut shutdown = std::pin::pin!(shutdown_signal());
     loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot?,
+            _ = &mut shutdown => break,
+        };
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(conn) => conn,
                     Err(err) => {
                         tracing::warn!(error = %err, "accept failed");
+                        // Out of file descriptors and the like: let some close.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 };
                 let api = api.clone();
                 let wfs = wfs.clone();
+                let in_flight = Arc::new(InFlight::default());
+                let io = Deadlines::new(stream, in_flight.clone(), HEAD_TIMEOUT, IDLE_TIMEOUT);
                 let svc = tower::service_fn(move |req: Request<Incoming>| {
+                    let serving = in_flight.start();
                     let api = api.clone();
                     let wfs = wfs.clone();
-                    async move { Ok::<_, Infallible>(handle(api, wfs, peer, req).await) }
+                    async move {
+                        let response = handle(api, wfs, peer, req).await;
+                        drop(serving);
+                        Ok::<_, Infallible>(response)
+                    }
                 });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(svc));
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(svc));
                 let conn = graceful.watch(conn.into_owned());
                 tokio::spawn(async move {
                     if let Err(err) = conn.await {
                         tracing::debug!(error = %err, "connection ended with an error");
                     }
+                    drop(slot);
                 });
             }
             _ = &mut shutdown => break,
@@ -93,8 +113,12 @@ async fn handle(
     peer: SocketAddr,
     mut req: Request<Incoming>,
 ) -> Response<ResponseBody> {
-    if req.uri().path() == "/healthz" && req.method() == http::Method::GET {
-        return health(&wfs).await;
+    if req.method() == http::Method::GET {
+        match req.uri().path() {
+            "/healthz" => return readiness(&wfs).await,
+            "/livez" => return status(StatusCode::OK, r#"{"status":"ok"}"#),
+            _ => {}
+        }
     }
     req.extensions_mut().insert(PeerAddr(peer));
     match api.oneshot(req).await {
@@ -103,16 +127,32 @@ async fn handle(
     }
 }
 
-async fn health(wfs: &Wfs) -> Response<ResponseBody> {
-    let (status, body) = match wfs.store().ping().await {
-        Ok(()) => (StatusCode::OK, r#"{"status":"ok"}"#),
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            r#"{"status":"unavailable"}"#,
-        ),
-    };
+/// How long readiness waits for the database to answer a ping.
+const READINESS_PING: Duration = Duration::from_secs(1);
+
+/// Readiness: 200 while the database answers a ping within a second, else 503 (with
+/// `Retry-After`) about a second later, never a hang: a load balancer can tell.
+async fn readiness(wfs: &Wfs) -> Response<ResponseBody> {
+    match wfs.store().ping(READINESS_PING).await {
+        Ok(()) => status(StatusCode::OK, r#"{"status":"ok"}"#),
+        Err(err) => {
+            tracing::warn!(error = %err, "readiness: the database did not answer");
+            let mut res = status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                r#"{"status":"unavailable"}"#,
+            );
+            res.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            );
+            res
+        }
+    }
+}
+
+fn status(code: StatusCode, body: &'static str) -> Response<ResponseBody> {
     let mut res = Response::new(ResponseBody::new(Bytes::from_static(body.as_bytes())));
-    *res.status_mut() = status;
+    *res.status_mut() = code;
     res.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),

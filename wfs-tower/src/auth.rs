@@ -39,7 +39,8 @@ impl Caller {
         match self {
             Caller::Anonymous => None,
             Caller::Key(k) => Some(format!("key:{}", k.key_id)),
-            Caller::Admin(a) => Some(format!("admin:{}", a.user_id)),
+            // The admin's keys in one company are not theirs in another.
+            Caller::Admin(a) => Some(format!("admin:{}:{}", a.company_id, a.user_id)),
         }
     }
 }
@@ -84,16 +85,18 @@ impl Shared {
                 let id = std::str::from_utf8(id).unwrap_or_default();
                 let secret = std::str::from_utf8(secret).unwrap_or_default();
                 let key = self.wfs.authenticate_key(id, secret).await?;
-                if !key.scopes.contains(scope) {
-                    return Err(ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        format!("Missing required scope: {scope}"),
-                    ));
-                }
+                // Address before scope: a caller at a refused address learns nothing
+                // about what the key may do.
                 if !key.allowed_ips.allows(self.client_ip(parts)) {
                     return Err(ApiError::new(
                         StatusCode::FORBIDDEN,
                         "Address not allowed for this API key",
+                    ));
+                }
+                if !key.scopes.contains(scope) {
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        format!("Missing required scope: {scope}"),
                     ));
                 }
                 if let Some(limiter) = &self.limiter
@@ -110,29 +113,14 @@ impl Shared {
     }
 
     /// The caller's address: the TCP peer, or, when the peer is a configured trusted
-    /// proxy, the nearest untrusted address in `X-Forwarded-For`.
+    /// proxy, the nearest `X-Forwarded-For` entry that is not a trusted proxy (read
+    /// from the right). `None` when it cannot be known: no peer, or that entry is not
+    /// a bare IP address (`ip:port`, `[v6]`, `unknown`, garbage), which then matches
+    /// no `allowedIps` entry: the check fails closed rather than skipping to an entry
+    /// further left that the client may have written itself.
     pub(crate) fn client_ip(&self, parts: &Parts) -> Option<IpAddr> {
         let peer = parts.extensions.get::<PeerAddr>()?.0.ip().to_canonical();
-        let trusted = |ip: &IpAddr| self.config.trusted_proxies.contains(&ip.to_canonical());
-        if !trusted(&peer) {
-            return Some(peer);
-        }
-        let forwarded: Vec<IpAddr> = parts
-            .headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .filter_map(|s| s.trim().parse::<IpAddr>().ok())
-            .map(|ip| ip.to_canonical())
-            .collect();
-        Some(
-            forwarded
-                .into_iter()
-                .rev()
-                .find(|ip| !trusted(ip))
-                .unwrap_or(peer),
-        )
+        client_ip(peer, &self.config.trusted_proxies, &parts.headers)
     }
 
     /// Refreshes `lastUsedAt` off the request path, at most once a minute per key and
@@ -160,5 +148,108 @@ impl Shared {
                 tracing::warn!(key_id = %id, error = %err, "could not record API key use");
             }
         });
+    }
+}
+
+/// See [`Shared::client_ip`].
+pub(crate) fn client_ip(
+    peer: IpAddr,
+    trusted_proxies: &[IpAddr],
+    headers: &http::HeaderMap,
+) -> Option<IpAddr> {
+    let trusted = |ip: &IpAddr| trusted_proxies.contains(&ip.to_canonical());
+    if !trusted(&peer) {
+        return Some(peer);
+    }
+    let values: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .map(|v| v.to_str().ok())
+        .collect::<Option<_>>()?;
+    for entry in values.iter().rev().flat_map(|v| v.rsplit(',')) {
+        match entry.trim().parse::<IpAddr>() {
+            Ok(ip) if trusted(&ip) => continue,
+            Ok(ip) => return Some(ip.to_canonical()),
+            Err(_) => return None,
+        }
+    }
+    Some(peer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PROXY: &str = "10.0.0.1";
+
+    fn resolve(xff: &[&str]) -> Option<IpAddr> {
+        let mut headers = http::HeaderMap::new();
+        for v in xff {
+            headers.append("x-forwarded-for", v.parse().unwrap());
+        }
+        client_ip(PROXY.parse().unwrap(), &[PROXY.parse().unwrap()], &headers)
+    }
+
+    fn ip(s: &str) -> Option<IpAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn the_nearest_untrusted_entry_is_the_client() {
+        assert_eq!(resolve(&["203.0.113.9"]), ip("203.0.113.9"));
+        assert_eq!(resolve(&["1.1.1.1, 203.0.113.9"]), ip("203.0.113.9"));
+        assert_eq!(
+            resolve(&["1.1.1.1", "203.0.113.9, 10.0.0.1"]),
+            ip("203.0.113.9")
+        );
+        assert_eq!(resolve(&["::ffff:203.0.113.9"]), ip("203.0.113.9"));
+        assert_eq!(resolve(&[]), ip(PROXY), "no header: the proxy itself");
+    }
+
+    #[test]
+    fn an_entry_that_is_not_a_bare_ip_fails_closed() {
+        for bad in [
+            "203.0.113.9:443",
+            "[2001:db8::1]:443",
+            "[2001:db8::1]",
+            "unknown",
+            "",
+            "not an address",
+        ] {
+            // The spoofable entry on the left must not be reached.
+            assert_eq!(resolve(&[&format!("198.51.100.7, {bad}")]), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn an_untrusted_peer_is_the_client_whatever_it_forwards() {
+        let mut headers = http::HeaderMap::new();
+        headers.append("x-forwarded-for", "198.51.100.7".parse().unwrap());
+        let peer: IpAddr = "203.0.113.9".parse().unwrap();
+        assert_eq!(
+            client_ip(peer, &[PROXY.parse().unwrap()], &headers),
+            Some(peer)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_header_resolves_without_panicking(values in proptest::collection::vec("[ -~]{0,80}", 0..4)) {
+            let mut headers = http::HeaderMap::new();
+            for v in &values {
+                if let Ok(v) = v.parse() {
+                    headers.append("x-forwarded-for", v);
+                }
+            }
+            let got = client_ip(PROXY.parse().unwrap(), &[PROXY.parse().unwrap()], &headers);
+            // Whatever it resolves to appears in the header or is the proxy itself.
+            if let Some(got) = got {
+                let listed = values.iter().flat_map(|v| v.split(','))
+                    .filter_map(|e| e.trim().parse::<IpAddr>().ok())
+                    .any(|e| e.to_canonical() == got);
+                prop_assert!(listed || got == PROXY.parse::<IpAddr>().unwrap());
+            }
+        }
     }
 }

@@ -59,16 +59,33 @@ impl ApiError {
         )
     }
 
-    /// 429 with `Retry-After` in whole seconds (at least 1).
+    /// 429 for the per-key rate limit, with `Retry-After` in whole seconds (at least 1).
     pub fn too_many_requests(wait: std::time::Duration) -> Self {
-        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        let secs = secs.max(1);
-        let mut err = Self::new(
+        let secs = whole_seconds(wait);
+        Self::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!("Rate limit exceeded for this API key; retry after {secs} s"),
-        );
-        err.headers
-            .push((header::RETRY_AFTER, HeaderValue::from(secs)));
+        )
+        .retry_after(wait)
+    }
+
+    /// Adds `Retry-After`, in whole seconds rounded up (at least 1).
+    pub fn retry_after(mut self, wait: std::time::Duration) -> Self {
+        self.headers
+            .push((header::RETRY_AFTER, HeaderValue::from(whole_seconds(wait))));
+        self
+    }
+
+    /// 503 for a request that ran past the request timeout. Its transaction is rolled
+    /// back unless it was already committing; either way a retry with the same
+    /// Idempotency-Key is safe (it replays or runs afresh, never twice).
+    pub fn timed_out(limit: std::time::Duration) -> Self {
+        let mut err = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The request took too long and was abandoned; retry it (with the same Idempotency-Key)",
+        )
+        .retry_after(std::time::Duration::from_secs(1));
+        err.internal = Some(format!("request timeout of {limit:?} reached"));
         err
     }
 
@@ -159,6 +176,10 @@ impl From<CoreError> for ApiError {
             // 409: state conflicts and the idempotency layer's own refusals.
             CoreError::Conflict(msg) => Self::new(StatusCode::CONFLICT, msg),
             CoreError::Idempotency(c) => Self::new(StatusCode::CONFLICT, c.message()),
+            // 429: the sign-in throttle.
+            e @ CoreError::Throttled { retry_after } => {
+                Self::new(StatusCode::TOO_MANY_REQUESTS, e.to_string()).retry_after(retry_after)
+            }
             // 503: the database is away; nothing was written.
             CoreError::Unavailable(cause) => {
                 let mut e = Self::new(
@@ -173,6 +194,10 @@ impl From<CoreError> for ApiError {
             CoreError::Internal(cause) => Self::internal(error_chain(&*cause)),
         }
     }
+}
+
+fn whole_seconds(wait: std::time::Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
 }
 
 fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {

@@ -52,6 +52,14 @@ impl Reply {
         Ok(self)
     }
 
+    /// Marks an answer that carries a token or a secret: no cache, shared or private,
+    /// may keep it (`Cache-Control: no-store`).
+    pub(crate) fn no_store(mut self) -> Self {
+        self.headers
+            .push((header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+        self
+    }
+
     /// A `200 {"message": ...}` answer.
     pub(crate) fn message(text: &str) -> Result<Self, ApiError> {
         Self::json(StatusCode::OK, &MessageResponse { message: text })

@@ -3,6 +3,7 @@
 use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::handlers::Ctx;
+use crate::panic::{CatchPanic, Caught};
 use crate::reply::{Reply, ResponseBody};
 use crate::router::{Route, Router};
 use bytes::Bytes;
@@ -16,19 +17,35 @@ use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 use wfs_core::sea_orm::{DatabaseTransaction, TransactionTrait};
 use wfs_core::service::idempotency::{Claim, IdempotencyLock};
 use wfs_core::{ApiKeyId, Wfs};
 
 /// Transport settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Proxies whose `X-Forwarded-For` is believed when they are the TCP peer.
     pub trusted_proxies: Vec<IpAddr>,
     /// Per-API-key request rate limit; `None` (the default) means unlimited.
     pub rate_limit: Option<RateLimit>,
+    /// A request still running after this answers 503 and its transaction rolls
+    /// back; `None` lets requests run for ever. Default: [`DEFAULT_REQUEST_TIMEOUT`].
+    pub request_timeout: Option<Duration>,
+}
+
+/// The default of [`Config::request_timeout`].
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            trusted_proxies: Vec::new(),
+            rate_limit: None,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+        }
+    }
 }
 
 /// A per-key rate limit: a steady rate with a burst allowance (GCRA, as governor
@@ -115,13 +132,37 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let shared = self.shared.clone();
-        Box::pin(async move { Ok(shared.serve(req).await) })
+        // Cheap clones (the URI shares its bytes), kept to name the route if it panics.
+        let (method, uri) = (req.method().clone(), req.uri().clone());
+        Box::pin(async move {
+            let serving = CatchPanic::new(async { shared.serve(req).await });
+            Ok(match serving.await {
+                Ok(response) => response,
+                Err(caught) => shared.panicked(&method, &uri, caught),
+            })
+        })
     }
 }
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 impl Shared {
+    /// The answer to a request whose handling panicked: 500 with the error body, and
+    /// one ERROR line naming the route template (never the raw path or its ids).
+    fn panicked(&self, method: &Method, uri: &http::Uri, caught: Caught) -> Response<ResponseBody> {
+        let route = self
+            .router
+            .at(method, uri.path())
+            .map_or("(no route)", |m| m.route.path);
+        tracing::error!(
+            target: "wfs::request",
+            method = %method, route, status = 500,
+            panic = %caught.message, at = %caught.location,
+            "request panicked"
+        );
+        ApiError::internal(caught.message).into_response()
+    }
+
     async fn serve<B>(&self, req: Request<B>) -> Response<ResponseBody>
     where
         B: http_body::Body + Send + 'static,
@@ -132,7 +173,13 @@ impl Shared {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let mut key_id = None;
-        let response = match self.respond(req, &mut key_id).await {
+        let answer = match self.config.request_timeout {
+            Some(limit) => tokio::time::timeout(limit, self.respond(req, &mut key_id))
+                .await
+                .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
+            None => self.respond(req, &mut key_id).await,
+        };
+        let response = match answer {
             Ok(reply) => reply.into_response(),
             Err(err) => {
                 if err.status().is_server_error() {
@@ -202,6 +249,7 @@ impl Shared {
             id: matched.id,
             query: parts.uri.query(),
             body: &body,
+            client_ip: self.client_ip(&parts),
             tx: None,
         };
         if !route.writes() {
@@ -232,14 +280,17 @@ impl Shared {
             }
             _ => None,
         };
-        let result = self.write(route, ctx, lock.as_ref()).await;
-        if let (Err(err), Some(lock)) = (&result, lock)
-            && !err.is_replayable()
-        {
+        let mut held = HeldKey {
+            wfs: &self.wfs,
+            lock,
+        };
+        let result = self.write(route, ctx, held.lock.as_ref()).await;
+        match &result {
+            // Stored with the write (or nothing to store): the key is settled.
+            Ok(_) => held.lock = None,
+            Err(err) if err.is_replayable() => held.lock = None,
             // Nothing was stored: free the key so a retry runs afresh.
-            if let Err(release) = self.wfs.release_idempotency_key(lock).await {
-                tracing::warn!(error = %release, "could not release an idempotency key");
-            }
+            Err(_) => held.release().await,
         }
         result
     }
@@ -330,5 +381,39 @@ where
         Err(err) => Err(ApiError::bad_request(format!(
             "Could not read the request body: {err}"
         ))),
+    }
+}
+
+/// An idempotency key this request claimed and has not settled. If the request is
+/// dropped before it settles (the client went away, the request timed out), the
+/// key is released in the background, so a retry runs at once instead of meeting
+/// `409 ... still in progress` until the lock times out.
+struct HeldKey<'a> {
+    wfs: &'a Wfs,
+    lock: Option<IdempotencyLock>,
+}
+
+impl HeldKey<'_> {
+    async fn release(&mut self) {
+        if let Some(lock) = self.lock.take()
+            && let Err(err) = self.wfs.release_idempotency_key(lock).await
+        {
+            tracing::warn!(error = %err, "could not release an idempotency key");
+        }
+    }
+}
+
+impl Drop for HeldKey<'_> {
+    fn drop(&mut self) {
+        let Some(lock) = self.lock.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let wfs = self.wfs.clone();
+        runtime.spawn(async move {
+            if let Err(err) = wfs.release_idempotency_key(lock).await {
+                tracing::warn!(error = %err, "could not release an abandoned idempotency key");
+            }
+        });
     }
 }

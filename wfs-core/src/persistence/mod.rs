@@ -34,14 +34,23 @@ pub struct StoreOptions {
     pub database_url: String,
     /// Pool size; SQLite in-memory databases always use one connection.
     pub max_connections: u32,
+    /// How long an operation waits for a connection (including opening one) before
+    /// it fails with [`Error::Unavailable`]: the bound on how long a request can hang
+    /// while the database is away.
+    pub acquire_timeout: Duration,
 }
 
+/// The default of [`StoreOptions::acquire_timeout`]: a request meets a database
+/// outage with a 503 in under 2 s.
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_millis(1500);
+
 impl StoreOptions {
-    /// Defaults for a URL: 16 pooled connections.
+    /// Defaults for a URL: 16 pooled connections, [`DEFAULT_ACQUIRE_TIMEOUT`].
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             database_url: database_url.into(),
             max_connections: 16,
+            acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 }
@@ -52,6 +61,7 @@ impl fmt::Debug for StoreOptions {
         f.debug_struct("StoreOptions")
             .field("database_url", &"<redacted>")
             .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
             .finish()
     }
 }
@@ -84,8 +94,7 @@ impl Store {
             options.max_connections
         })
         .min_connections(if in_memory { 1 } else { 0 })
-        .connect_timeout(Duration::from_secs(10))
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(options.acquire_timeout)
         .sqlx_logging(false);
         if in_memory {
             // A pooled in-memory connection must never be dropped: the data goes with it.
@@ -120,9 +129,14 @@ impl Store {
         self.db.get_database_backend()
     }
 
-    /// Answers when the database answers (health checks).
-    pub async fn ping(&self) -> Result<()> {
-        self.db.ping().await.map_err(Error::Unavailable)
+    /// Answers when the database answers within `limit` (readiness checks).
+    pub async fn ping(&self, limit: Duration) -> Result<()> {
+        match tokio::time::timeout(limit, self.db.ping()).await {
+            Ok(answer) => answer.map_err(Error::Unavailable),
+            Err(_) => Err(Error::Unavailable(sea_orm::DbErr::Custom(format!(
+                "no answer to a ping within {limit:?}"
+            )))),
+        }
     }
 
     /// Begins a write transaction (see the module docs for SQLite).

@@ -6,6 +6,8 @@ use crate::ids::{CompanyId, MembershipId, UserId};
 use crate::persistence::entity::{company, membership, user};
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+use std::sync::LazyLock;
+use tokio::sync::Semaphore;
 
 /// Membership privilege: 1 = Super Admin, 2 = Admin, 3 = Member.
 pub mod privilege {
@@ -64,6 +66,39 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
     Argon2::default()
         .verify_password(password.as_bytes(), phc)
         .is_ok()
+}
+
+/// Verifying against this when there is no stored hash (unknown login, or a user
+/// without a password) costs what a real verification costs.
+static DUMMY_HASH: LazyLock<String> =
+    LazyLock::new(|| hash_password("dummy password for timing").unwrap_or_default());
+
+/// At most one argon2 computation per core at once, so sign-ins queue here instead of
+/// taking every blocking thread.
+static HASHING: LazyLock<Semaphore> = LazyLock::new(|| {
+    Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
+});
+
+/// [`verify_password`] on the blocking pool, bounded by [`HASHING`]. With no stored
+/// hash it does the same work against a dummy hash and answers `false`.
+pub(crate) async fn verify_password_off_thread(
+    password: &str,
+    phc: Option<String>,
+) -> Result<bool> {
+    let _permit = HASHING
+        .acquire()
+        .await
+        .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || match phc {
+        Some(phc) => verify_password(&password, &phc),
+        None => {
+            verify_password(&password, &DUMMY_HASH);
+            false
+        }
+    })
+    .await
+    .map_err(|e| Error::internal(format!("password verification failed: {e}")))
 }
 
 /// Validates an email address enough to reject obvious mistakes; returns it lower-cased.

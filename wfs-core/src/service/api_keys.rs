@@ -345,7 +345,8 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown or other company's key; [`Error::Conflict`]
-    /// for a revoked key.
+    /// for a revoked key, and for an expired one (`API key expired`): a new secret
+    /// for it could never authenticate.
     pub async fn rotate_api_key(
         &self,
         conn: &impl ConnectionTrait,
@@ -353,6 +354,9 @@ impl Wfs {
         id: ApiKeyId,
     ) -> Result<IssuedKey> {
         let key = self.find_company_key(conn, admin, id).await?;
+        if key.expires_at.is_some_and(|at| at <= self.now()) {
+            return Err(Error::conflict(crate::AuthFailure::KeyExpired.message()));
+        }
         let secret = ClientSecret::generate();
         let scopes = ScopeSet::from_stored(key.scopes.as_deref());
         let client_id = key.client_id.clone();

@@ -6,13 +6,14 @@ use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::entity::{company, membership, user};
 use crate::principal::AdminPrincipal;
-use crate::service::accounts::{privilege, status, verify_password};
+use crate::service::accounts::{privilege, status, verify_password_off_thread};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::LazyLock;
+use std::net::IpAddr;
+use std::time::Instant;
 
 /// Lifetime of a sign-in token.
 pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
@@ -94,23 +95,32 @@ pub struct SignedIn {
     pub companies: Vec<CompanyAccess>,
 }
 
-/// Verifying against this when the user does not exist keeps the answer time the
-/// same for unknown users and wrong passwords.
-static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
-    crate::service::accounts::hash_password("dummy password for timing").unwrap_or_default()
-});
-
 impl Wfs {
-    /// Signs in with an email or username and a password.
+    /// Signs in with an email or username and a password, from `client` (the caller's
+    /// address, for the sign-in throttle; `None` when unknown).
     ///
     /// Only a super admin (privilege 1) of at least one company may sign in; the
     /// active company is the first such company by name.
     ///
+    /// The password is checked on the blocking pool, at most as many at once as the
+    /// machine has cores, so a flood of sign-ins cannot stall other requests; an
+    /// unknown login and a login without a password cost the same hashing work as a
+    /// wrong password, so timing tells nothing about which logins exist.
+    ///
     /// # Errors
     /// [`AuthFailure::InvalidLogin`] (same answer for unknown user and wrong password);
+    /// [`Error::Throttled`] past the limits of [`crate::service::throttle`];
     /// [`Error::Forbidden`] for a user who is no company's super admin.
-    pub async fn sign_in(&self, login: &str, password: &str) -> Result<SignedIn> {
+    pub async fn sign_in(
+        &self,
+        login: &str,
+        password: &str,
+        client: Option<IpAddr>,
+    ) -> Result<SignedIn> {
         let login = login.trim().to_lowercase();
+        self.sign_in_throttle()
+            .admit(&login, client, Instant::now())
+            .map_err(|retry_after| Error::Throttled { retry_after })?;
         let found = user::Entity::find()
             .filter(
                 sea_orm::Condition::any()
@@ -122,20 +132,16 @@ impl Wfs {
             )
             .one(self.store().conn())
             .await?;
-        let verified = match &found {
-            Some(u) => u
-                .password_hash
-                .as_deref()
-                .is_some_and(|phc| verify_password(password, phc)),
-            None => {
-                verify_password(password, &DUMMY_HASH);
-                false
-            }
-        };
+        let stored = found.as_ref().and_then(|u| u.password_hash.clone());
+        let verified = verify_password_off_thread(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
-            _ => return Err(Error::Unauthenticated(AuthFailure::InvalidLogin)),
+            _ => {
+                self.sign_in_throttle().failed(&login, Instant::now());
+                return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
+            }
         };
+        self.sign_in_throttle().succeeded(&login);
 
         let companies: Vec<CompanyAccess> = membership::Entity::find()
             .select_only()

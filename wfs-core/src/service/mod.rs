@@ -15,6 +15,7 @@ pub mod outbox;
 pub mod schedules;
 pub mod shifts;
 pub mod staff;
+pub mod throttle;
 pub mod timekeeping;
 pub mod versions;
 pub mod workforce;

@@ -25,12 +25,12 @@ use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
-use crate::service::accounts::{normalize_email, status};
+use crate::service::accounts::{normalize_email, privilege, status};
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, QueryTrait, Set, SqlErr, TransactionSession, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, QueryTrait, Set, SqlErr, TransactionSession, TransactionTrait,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -268,7 +268,8 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] (`Staff member not found`) for an unknown or other
-    /// company's membership.
+    /// company's membership; [`Error::Conflict`] for the company's last active super
+    /// admin, without whom nobody could sign in to manage (or revoke) its keys.
     pub async fn deactivate_staff(
         &self,
         conn: &impl ConnectionTrait,
@@ -280,6 +281,22 @@ impl Wfs {
             return Ok(member.into());
         }
         let v = self.next_resource_version(conn, company).await?;
+        // The version bump locked the company's counter, so concurrent deactivations
+        // of its super admins count one after the other: one of them stays.
+        if member.privilege == privilege::SUPER_ADMIN {
+            let others = membership::Entity::find()
+                .filter(membership::Column::CompanyId.eq(company.0))
+                .filter(membership::Column::Privilege.eq(privilege::SUPER_ADMIN))
+                .filter(membership::Column::Status.eq(status::ACTIVE))
+                .filter(membership::Column::Id.ne(id.0))
+                .count(conn)
+                .await?;
+            if others == 0 {
+                return Err(Error::conflict(
+                    "Cannot deactivate the company's last super admin",
+                ));
+            }
+        }
         // Conditional, so a concurrent deactivation that committed first wins alone.
         membership::Entity::update_many()
             .col_expr(membership::Column::Status, Expr::value(status::DEACTIVATED))

@@ -40,8 +40,11 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if req.password.is_empty() {
         return Err(ApiError::bad_request("password must not be empty"));
     }
-    let signed_in = ctx.wfs.sign_in(&req.email, &req.password).await?;
-    Reply::json(StatusCode::OK, &SignInResponse::from(signed_in))
+    let signed_in = ctx
+        .wfs
+        .sign_in(&req.email, &req.password, ctx.client_ip)
+        .await?;
+    Ok(Reply::json(StatusCode::OK, &SignInResponse::from(signed_in))?.no_store())
 }
 
 /// List API keys
@@ -87,7 +90,9 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .create_api_key(ctx.tx()?, ctx.admin()?, input)
             .await?,
     );
-    Reply::json(StatusCode::CREATED, &issued)?.storing(&issued.redacted())
+    Ok(Reply::json(StatusCode::CREATED, &issued)?
+        .storing(&issued.redacted())?
+        .no_store())
 }
 
 /// Rotate an API key's secret
@@ -104,7 +109,9 @@ pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
     let issued =
         IssuedKeyResponse::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
-    Reply::json(StatusCode::OK, &issued)?.storing(&issued.redacted())
+    Ok(Reply::json(StatusCode::OK, &issued)?
+        .storing(&issued.redacted())?
+        .no_store())
 }
 
 /// Revoke an API key
