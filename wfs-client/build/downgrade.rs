@@ -19,6 +19,10 @@ use serde_json::{Map, Value, json};
 /// - `examples: [..]` becomes `example`, `const` becomes a one-value `enum`, numeric
 ///   `exclusiveMinimum`/`exclusiveMaximum` become the boolean 3.0 form.
 /// - `propertyNames`, `contentMediaType`, `contentEncoding` and `$schema` are dropped.
+/// - `maxLength` is dropped: typify would turn every bounded string into a newtype
+///   with a fallible constructor, so `title: "Nurse".into()` would no longer compile.
+///   The server enforces the limits and answers a 400 naming the field; the client
+///   keeps plain `String`s (arrays keep `maxItems`, which typify leaves as `Vec`).
 /// - `nullable` is stripped from parameter schemas: an absent parameter already means
 ///   "no value", and progenitor would otherwise generate `Option<Option<&str>>`
 ///   arguments that do not compile.
@@ -133,6 +137,7 @@ fn fix_object(o: &mut Map<String, Value>) {
         }
     }
     for k in [
+        "maxLength",
         "propertyNames",
         "contentMediaType",
         "contentEncoding",

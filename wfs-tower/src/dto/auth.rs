@@ -1,3 +1,4 @@
+use super::limits::{Bounded, Line};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -7,9 +8,10 @@ use wfs_core::service::auth::{CompanyAccess, SignedIn};
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignInRequest {
     /// Email or username.
-    #[schema(example = "admin@example.com")]
-    pub(crate) email: String,
-    pub(crate) password: String,
+    #[schema(value_type = String, max_length = 256, example = "admin@example.com")]
+    pub(crate) email: Line,
+    #[schema(value_type = String, max_length = 256)]
+    pub(crate) password: Line,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -160,19 +162,21 @@ impl From<ApiKeyInfo> for ApiKeyItem {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateApiKeyRequest {
     /// Descriptive name.
-    pub(crate) name: String,
+    #[schema(value_type = String, max_length = 200)]
+    pub(crate) name: Line,
     /// Default (absent, null or empty): `workforce:read` and `availability:read`.
     /// Unknown names are 400.
     #[serde(default)]
-    #[schema(value_type = Option<Vec<Scope>>)]
-    pub(crate) scopes: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<Scope>>, max_items = 16)]
+    pub(crate) scopes: Option<Bounded<Line, 16>>,
     /// Literal IPv4/IPv6 addresses; CIDR ranges are not accepted.
     #[serde(default)]
-    pub(crate) allowed_ips: Option<Vec<String>>,
-    /// A future time; null or absent means no expiry.
+    #[schema(value_type = Option<Vec<String>>, max_items = 100)]
+    pub(crate) allowed_ips: Option<Bounded<Line, 100>>,
+    /// A future time (years 0001-9999); null or absent means no expiry.
     #[serde(default)]
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub(crate) expires_at: Option<String>,
+    #[schema(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) expires_at: Option<Line>,
 }
 
 /// Create and rotate answer: the only responses that carry the secret.

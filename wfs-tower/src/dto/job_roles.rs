@@ -1,4 +1,5 @@
-use super::not_null;
+use super::limits::{Line, Text};
+use super::{not_null, patched};
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -28,20 +29,23 @@ impl From<JobRole> for JobRoleResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateJobRoleRequest {
-    title: String,
+    #[schema(value_type = String, max_length = 200)]
+    title: Line,
     /// Expected weekly hours.
     #[serde(default)]
     weekly_hours: Option<f64>,
     /// Description.
     #[serde(default)]
-    desc: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 2000)]
+    desc: Option<Text>,
     /// UI color code, `#RRGGBB`.
     #[serde(default)]
-    #[schema(example = "#3366FF")]
-    hexcode: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 256, example = "#3366FF")]
+    hexcode: Option<Line>,
     /// Short abbreviation; also accepted as `jobRoleId` in bulk staff creation.
     #[serde(default)]
-    symbol: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 16)]
+    symbol: Option<Line>,
     /// Daily minimum staff.
     #[serde(default)]
     daily_required: Option<i64>,
@@ -50,11 +54,11 @@ pub(crate) struct CreateJobRoleRequest {
 impl From<CreateJobRoleRequest> for NewJobRole {
     fn from(r: CreateJobRoleRequest) -> Self {
         Self {
-            title: r.title,
+            title: r.title.into(),
             weekly_hours: r.weekly_hours,
-            desc: r.desc,
-            hexcode: r.hexcode,
-            symbol: r.symbol,
+            desc: r.desc.map(Into::into),
+            hexcode: r.hexcode.map(Into::into),
+            symbol: r.symbol.map(Into::into),
             daily_required: r.daily_required,
         }
     }
@@ -66,20 +70,20 @@ impl From<CreateJobRoleRequest> for NewJobRole {
 pub(crate) struct UpdateJobRoleRequest {
     /// Cannot be null.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String)]
-    title: Option<Option<String>>,
+    #[schema(value_type = String, max_length = 200)]
+    title: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<f64>)]
     weekly_hours: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    desc: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 2000)]
+    desc: Option<Option<Text>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    hexcode: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 256)]
+    hexcode: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    symbol: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 16)]
+    symbol: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<i64>)]
     daily_required: Option<Option<i64>>,
@@ -88,11 +92,11 @@ pub(crate) struct UpdateJobRoleRequest {
 impl UpdateJobRoleRequest {
     pub(crate) fn into_patch(self) -> Result<JobRolePatch, wfs_core::Error> {
         Ok(JobRolePatch {
-            title: not_null("title", self.title)?,
+            title: not_null("title", self.title)?.map(Into::into),
             weekly_hours: self.weekly_hours,
-            desc: self.desc,
-            hexcode: self.hexcode,
-            symbol: self.symbol,
+            desc: patched(self.desc),
+            hexcode: patched(self.hexcode),
+            symbol: patched(self.symbol),
             daily_required: self.daily_required,
         })
     }

@@ -1,6 +1,7 @@
 //! Location wire types. Reads carry no address and no zip code.
 
-use super::not_null;
+use super::limits::{Line, Text};
+use super::{not_null, patched};
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -80,26 +81,33 @@ impl From<CreatedLocation> for CreatedLocationResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateLocationRequest {
-    name: String,
+    #[schema(value_type = String, max_length = 200)]
+    name: Line,
     /// Stored, never returned by reads.
     #[serde(default)]
-    address: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 500)]
+    address: Option<Text>,
     #[serde(default)]
-    country_id: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    country_id: Option<Line>,
     #[serde(default)]
-    state_id: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    state_id: Option<Line>,
     #[serde(default)]
-    city_id: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    city_id: Option<Line>,
     /// Stored, never returned by reads.
     #[serde(default)]
-    zip_code: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 20)]
+    zip_code: Option<Line>,
     /// UI color code, `#RRGGBB` (default chosen by the server).
     #[serde(default)]
-    #[schema(example = "#3366FF")]
-    hexcode: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 256, example = "#3366FF")]
+    hexcode: Option<Line>,
     /// Short abbreviation (default: from the name).
     #[serde(default)]
-    symbol: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 16)]
+    symbol: Option<Line>,
     #[serde(default)]
     latitude: Option<f64>,
     #[serde(default)]
@@ -111,14 +119,14 @@ pub(crate) struct CreateLocationRequest {
 impl From<CreateLocationRequest> for NewLocation {
     fn from(r: CreateLocationRequest) -> Self {
         Self {
-            name: r.name,
-            address: r.address,
-            country_id: r.country_id,
-            state_id: r.state_id,
-            city_id: r.city_id,
-            zip_code: r.zip_code,
-            hexcode: r.hexcode,
-            symbol: r.symbol,
+            name: r.name.into(),
+            address: r.address.map(Into::into),
+            country_id: r.country_id.map(Into::into),
+            state_id: r.state_id.map(Into::into),
+            city_id: r.city_id.map(Into::into),
+            zip_code: r.zip_code.map(Into::into),
+            hexcode: r.hexcode.map(Into::into),
+            symbol: r.symbol.map(Into::into),
             latitude: r.latitude,
             longitude: r.longitude,
             location_detection_enabled: r.location_detection_enabled,
@@ -131,29 +139,29 @@ impl From<CreateLocationRequest> for NewLocation {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct UpdateLocationRequest {
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String)]
-    name: Option<Option<String>>,
+    #[schema(value_type = String, max_length = 200)]
+    name: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    address: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 500)]
+    address: Option<Option<Text>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    country_id: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    country_id: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    state_id: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    state_id: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    city_id: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 100)]
+    city_id: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>)]
-    zip_code: Option<Option<String>>,
+    #[schema(value_type = Option<String>, max_length = 20)]
+    zip_code: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String)]
-    hexcode: Option<Option<String>>,
+    #[schema(value_type = String, max_length = 256)]
+    hexcode: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String)]
-    symbol: Option<Option<String>>,
+    #[schema(value_type = String, max_length = 16)]
+    symbol: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<f64>)]
     latitude: Option<Option<f64>>,
@@ -168,14 +176,14 @@ pub(crate) struct UpdateLocationRequest {
 impl UpdateLocationRequest {
     pub(crate) fn into_patch(self) -> Result<LocationPatch, wfs_core::Error> {
         Ok(LocationPatch {
-            name: not_null("name", self.name)?,
-            address: self.address,
-            country_id: self.country_id,
-            state_id: self.state_id,
-            city_id: self.city_id,
-            zip_code: self.zip_code,
-            hexcode: not_null("hexcode", self.hexcode)?,
-            symbol: not_null("symbol", self.symbol)?,
+            name: not_null("name", self.name)?.map(Into::into),
+            address: patched(self.address),
+            country_id: patched(self.country_id),
+            state_id: patched(self.state_id),
+            city_id: patched(self.city_id),
+            zip_code: patched(self.zip_code),
+            hexcode: not_null("hexcode", self.hexcode)?.map(Into::into),
+            symbol: not_null("symbol", self.symbol)?.map(Into::into),
             latitude: self.latitude,
             longitude: self.longitude,
             location_detection_enabled: not_null(

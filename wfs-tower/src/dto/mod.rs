@@ -5,6 +5,7 @@
 
 pub(crate) mod auth;
 pub(crate) mod job_roles;
+pub(crate) mod limits;
 pub(crate) mod locations;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
@@ -32,4 +33,9 @@ pub(crate) fn not_null<T>(
         Some(Some(v)) => Ok(Some(v)),
         None => Ok(None),
     }
+}
+
+/// A checked PATCH field as the core takes it: absent, cleared, or set.
+pub(crate) fn patched<T: Into<String>>(value: Option<Option<T>>) -> Option<Option<String>> {
+    value.map(|v| v.map(Into::into))
 }

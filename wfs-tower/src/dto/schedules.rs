@@ -1,5 +1,6 @@
 //! Schedules, hours and overtime on the wire.
 
+use super::limits::{IdList, Line};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use wfs_core::service::schedules::{HoursDay, OvertimeEntry};
@@ -10,18 +11,22 @@ use wfs_core::service::schedules::{HoursDay, OvertimeEntry};
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SchedulesQuery {
     /// ISO 8601, inclusive; default tomorrow 00:00:00 UTC.
-    #[param(value_type = Option<DateTime<Utc>>)]
-    pub(crate) from: Option<String>,
+    #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) from: Option<Line>,
     /// ISO 8601, exclusive; default 30 days after `from` at 00:00:00 UTC.
-    #[param(value_type = Option<DateTime<Utc>>)]
-    pub(crate) to: Option<String>,
+    #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) to: Option<Line>,
     /// Comma-separated user IDs.
-    pub(crate) user_id: Option<String>,
-    pub(crate) branch_id: Option<String>,
-    pub(crate) job_role_id: Option<String>,
-    pub(crate) slot_id: Option<String>,
-    /// 1-based page number (100 shifts a page).
-    #[param(value_type = Option<i64>, minimum = 1)]
+    #[param(value_type = Option<String>, max_length = 4096)]
+    pub(crate) user_id: Option<IdList>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) branch_id: Option<Line>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) job_role_id: Option<Line>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) slot_id: Option<Line>,
+    /// 1-based page number (100 shifts a page), at most 100000.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 100000)]
     pub(crate) page: Option<u64>,
 }
 
@@ -30,11 +35,11 @@ pub(crate) struct SchedulesQuery {
 #[into_params(parameter_in = Query)]
 pub(crate) struct HoursQuery {
     /// First day, `YYYY-MM-DD` (UTC), inclusive.
-    #[param(required = true, value_type = NaiveDate)]
-    pub(crate) from: Option<String>,
+    #[param(required = true, value_type = NaiveDate, max_length = 256)]
+    pub(crate) from: Option<Line>,
     /// Last day, `YYYY-MM-DD` (UTC), inclusive; at most 366 days after `from`.
-    #[param(required = true, value_type = NaiveDate)]
-    pub(crate) to: Option<String>,
+    #[param(required = true, value_type = NaiveDate, max_length = 256)]
+    pub(crate) to: Option<Line>,
 }
 
 /// `GET /overtime` query.
@@ -43,7 +48,8 @@ pub(crate) struct HoursQuery {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct OvertimeQuery {
     /// Only overtime at this location.
-    pub(crate) branch_id: Option<String>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) branch_id: Option<Line>,
 }
 
 /// One day of `/hours`.

@@ -1,5 +1,6 @@
 //! Shift slots and shift records on the wire.
 
+use super::limits::{Bounded, Line, Text};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -147,11 +148,14 @@ pub(crate) enum ShiftsListing {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ShiftsQuery {
     /// When present, answers that one shift record instead of the slots.
-    pub(crate) shift_id: Option<String>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) shift_id: Option<Line>,
     /// Only slots at this location.
-    pub(crate) branch_id: Option<String>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) branch_id: Option<Line>,
     /// Only slots for this job role.
-    pub(crate) job_role_id: Option<String>,
+    #[param(value_type = Option<String>, max_length = 256)]
+    pub(crate) job_role_id: Option<Line>,
 }
 
 /// `POST /shifts/slots` body.
@@ -159,42 +163,46 @@ pub(crate) struct ShiftsQuery {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateSlotRequest {
     /// Location ID.
-    pub(crate) branch_id: String,
-    pub(crate) job_role_id: String,
+    #[schema(value_type = String, max_length = 256)]
+    pub(crate) branch_id: Line,
+    #[schema(value_type = String, max_length = 256)]
+    pub(crate) job_role_id: Line,
     /// `HH:mm`, wall-clock time in `timeZone`.
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
-    pub(crate) start_time: String,
+    #[schema(value_type = String, max_length = 256, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
+    pub(crate) start_time: Line,
     /// `HH:mm`; not after `startTime` means the shift ends the next day.
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "17:00")]
-    pub(crate) end_time: String,
-    /// `YYYY-MM-DD`, the date of the first shift; must fall on `dayOfWeek`.
-    #[schema(format = Date, example = "2026-12-07")]
-    pub(crate) book_date: String,
+    #[schema(value_type = String, max_length = 256, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "17:00")]
+    pub(crate) end_time: Line,
+    /// `YYYY-MM-DD` (years 0001-9999), the date of the first shift; must fall on `dayOfWeek`.
+    #[schema(value_type = String, max_length = 256, format = Date, example = "2026-12-07")]
+    pub(crate) book_date: Line,
     /// 0 = Sunday ... 6 = Saturday.
     #[schema(minimum = 0, maximum = 6)]
     pub(crate) day_of_week: i64,
     /// Maximum staff for the slot on one date.
-    #[schema(minimum = 1)]
+    #[schema(minimum = 1, maximum = 10000)]
     pub(crate) max_staff_required: i64,
     /// IANA time zone.
-    #[schema(example = "America/New_York")]
-    pub(crate) time_zone: String,
+    #[schema(value_type = String, max_length = 256, example = "America/New_York")]
+    pub(crate) time_zone: Line,
     /// Display name.
-    pub(crate) shift_name: String,
+    #[schema(value_type = String, max_length = 200)]
+    pub(crate) shift_name: Line,
     /// Hex color code.
-    #[schema(example = "#FF8800")]
-    pub(crate) shift_color: String,
+    #[schema(value_type = String, max_length = 256, example = "#FF8800")]
+    pub(crate) shift_color: Line,
     pub(crate) open_shift: bool,
     pub(crate) is_oncall: bool,
     /// Minutes.
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 1440)]
     pub(crate) unpaid_break: i64,
     /// Duration override in hours (default: end minus start on a day without a DST change).
     #[serde(default)]
     pub(crate) hours: Option<f64>,
     /// Notes.
     #[serde(default)]
-    pub(crate) write_up: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 4096)]
+    pub(crate) write_up: Option<Text>,
 }
 
 /// `POST /shifts/slots` answer.
@@ -210,17 +218,20 @@ pub(crate) struct CreatedSlot {
 #[schema(as = Assignee)]
 pub(crate) struct AssigneeDto {
     /// An active member of the company.
-    pub(crate) user_id: String,
+    #[schema(value_type = String, max_length = 256)]
+    pub(crate) user_id: Line,
     /// Accepted for compatibility; the user id decides.
     #[serde(default)]
     #[allow(dead_code)]
-    pub(crate) user_name: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 256)]
+    pub(crate) user_name: Option<Line>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Reminder)]
 pub(crate) struct ReminderDto {
+    #[schema(minimum = 0, maximum = 43200)]
     pub(crate) minutes_before: i64,
 }
 
@@ -228,15 +239,18 @@ pub(crate) struct ReminderDto {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BookRequest {
-    pub(crate) slot_id: String,
-    /// `YYYY-MM-DD`; the slot must run on this weekday.
-    #[schema(format = Date, example = "2026-12-07")]
-    pub(crate) date: String,
+    #[schema(value_type = String, max_length = 256)]
+    pub(crate) slot_id: Line,
+    /// `YYYY-MM-DD` (years 0001-9999); the slot must run on this weekday.
+    #[schema(value_type = String, max_length = 256, format = Date, example = "2026-12-07")]
+    pub(crate) date: Line,
     /// One confirmed shift each; none books one open place.
     #[serde(default)]
-    pub(crate) assignees: Option<Vec<AssigneeDto>>,
+    #[schema(value_type = Option<Vec<AssigneeDto>>, max_items = 100)]
+    pub(crate) assignees: Option<Bounded<AssigneeDto, 100>>,
     #[serde(default)]
-    pub(crate) reminders: Option<Vec<ReminderDto>>,
+    #[schema(value_type = Option<Vec<ReminderDto>>, max_items = 100)]
+    pub(crate) reminders: Option<Bounded<ReminderDto, 100>>,
 }
 
 /// `POST /shifts/book` answer.

@@ -1,5 +1,6 @@
 //! The workforce feed on the wire: snake_case, as the spec writes it.
 
+use super::limits::{CursorText, Line};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -11,20 +12,22 @@ use wfs_core::service::workforce::{FeedItem, FeedPage, NamedRef, SupplyStatus, W
 pub(crate) struct FeedQuery {
     /// Window start, ISO-8601 date or date-time; default now. `supply_status` is taken
     /// at this instant.
-    #[param(value_type = Option<DateTime<Utc>>)]
-    pub(crate) from: Option<String>,
+    #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) from: Option<Line>,
     /// Window end (exclusive); default `from` + 30 days; at most 90 days after `from`.
-    #[param(value_type = Option<DateTime<Utc>>)]
-    pub(crate) to: Option<String>,
+    #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) to: Option<Line>,
     /// Page size, 1 to 200; default 100.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 200)]
-    pub(crate) limit: Option<String>,
-    /// Opaque, from `pagination.next_cursor`. It carries the window of the first page
-    /// and must be sent with the same other parameters (else 400).
-    pub(crate) cursor: Option<String>,
+    pub(crate) limit: Option<Line>,
+    /// Opaque, from `pagination.next_cursor`, signed by the server: any change to it
+    /// is a 400. It carries the window of the first page and must be sent with the
+    /// same other parameters (else 400).
+    #[param(value_type = Option<String>, max_length = 1024)]
+    pub(crate) cursor: Option<CursorText>,
     /// Only resources updated at or after this instant (inclusive).
-    #[param(value_type = Option<DateTime<Utc>>)]
-    pub(crate) updated_since: Option<String>,
+    #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
+    pub(crate) updated_since: Option<Line>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

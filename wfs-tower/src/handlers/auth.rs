@@ -3,6 +3,7 @@
 use super::Ctx;
 use crate::auth::Access;
 use crate::dto::auth::*;
+use crate::dto::limits::Bounded;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{date_time, json, path_id};
 use crate::reply::Reply;
@@ -80,9 +81,12 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .map(|v| date_time("expiresAt", v))
         .transpose()?;
     let input = NewApiKey {
-        name: req.name,
-        scopes: req.scopes,
-        allowed_ips: req.allowed_ips.unwrap_or_default(),
+        name: req.name.into(),
+        scopes: req.scopes.map(Bounded::into_strings),
+        allowed_ips: req
+            .allowed_ips
+            .map(Bounded::into_strings)
+            .unwrap_or_default(),
         expires_at,
     };
     let issued = IssuedKeyResponse::from(

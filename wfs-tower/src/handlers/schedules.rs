@@ -49,9 +49,9 @@ pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         user_ids: q
             .user_id
             .map(|ids| ids.split(',').map(str::to_owned).collect()),
-        branch_id: q.branch_id,
-        job_role_id: q.job_role_id,
-        slot_id: q.slot_id,
+        branch_id: q.branch_id.map(Into::into),
+        job_role_id: q.job_role_id.map(Into::into),
+        slot_id: q.slot_id.map(Into::into),
         page,
     };
     let result = ctx

@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::auth::Access;
+use crate::dto::limits::Bounded;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, query};
@@ -66,21 +67,21 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: CreateSlotRequest = json(ctx.body)?;
     let input = NewShiftSlot {
-        branch_id: r.branch_id,
-        job_role_id: r.job_role_id,
-        start_time: r.start_time,
-        end_time: r.end_time,
-        book_date: r.book_date,
+        branch_id: r.branch_id.into(),
+        job_role_id: r.job_role_id.into(),
+        start_time: r.start_time.into(),
+        end_time: r.end_time.into(),
+        book_date: r.book_date.into(),
         day_of_week: r.day_of_week,
         max_staff_required: r.max_staff_required,
-        time_zone: r.time_zone,
-        shift_name: r.shift_name,
-        shift_color: r.shift_color,
+        time_zone: r.time_zone.into(),
+        shift_name: r.shift_name.into(),
+        shift_color: r.shift_color.into(),
         open_shift: r.open_shift,
         is_oncall: r.is_oncall,
         unpaid_break: r.unpaid_break,
         hours: r.hours,
-        write_up: r.write_up,
+        write_up: r.write_up.map(Into::into),
     };
     let (slot, shift) = ctx
         .wfs
@@ -109,16 +110,20 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
 pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: BookRequest = json(ctx.body)?;
     let input = Booking {
-        slot_id: r.slot_id,
-        date: r.date,
+        slot_id: r.slot_id.into(),
+        date: r.date.into(),
         assignees: r
             .assignees
+            .map(Bounded::into_vec)
             .unwrap_or_default()
             .into_iter()
-            .map(|a| Assignee { user_id: a.user_id })
+            .map(|a| Assignee {
+                user_id: a.user_id.into(),
+            })
             .collect(),
         reminders: r
             .reminders
+            .map(Bounded::into_vec)
             .unwrap_or_default()
             .into_iter()
             .map(|r| r.minutes_before)

@@ -4,12 +4,11 @@ use super::Ctx;
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{json, path_id, query};
+use crate::extract::{path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use crate::router::Route;
 use http::StatusCode;
-use serde_json::Value;
 use wfs_core::MembershipId;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::staff::{StaffFilter, StaffStatus};
@@ -95,12 +94,7 @@ pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         (status = 400, description = "The body is not a JSON array, is empty, or has more than 1000 items", body = ErrorBody),
     ))]
 pub(crate) async fn bulk_create_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let Value::Array(items) = json::<Value>(ctx.body)? else {
-        return Err(ApiError::bad_request(
-            "Request body must be a JSON array of staff members",
-        ));
-    };
-    let items = items.into_iter().map(bulk_item).collect();
+    let items = bulk_items(ctx.body)?.into_iter().map(bulk_item).collect();
     let report = ctx
         .wfs
         .bulk_create_staff(ctx.tx()?, ctx.key()?.company_id, items)

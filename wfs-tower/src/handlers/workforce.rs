@@ -34,7 +34,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
         to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
         limit,
-        cursor: q.cursor.filter(|c| !c.is_empty()),
+        cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
         updated_since: q
             .updated_since
             .as_deref()
