@@ -214,4 +214,38 @@ mod tests {
         assert!(IpAllowlist::default().allows(None));
         assert_eq!(IpAllowlist::from_stored(&list.to_stored()), list);
     }
+
+    mod properties {
+        use super::*;
+        use crate::ids::CompanyId;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn allowlists_parse_or_refuse_without_panicking(entries in proptest::collection::vec(any::<String>(), 0..8)) {
+                let _ = IpAllowlist::parse(&entries);
+                let _ = IpAllowlist::from_stored(&entries.join(","));
+            }
+
+            #[test]
+            fn addresses_round_trip_through_storage(v4 in any::<[u8; 4]>(), v6 in any::<[u16; 8]>()) {
+                let entries = vec![IpAddr::from(v4).to_string(), IpAddr::from(v6).to_string()];
+                let list = IpAllowlist::parse(&entries).unwrap();
+                prop_assert_eq!(IpAllowlist::from_stored(&list.to_stored()), list.clone());
+                prop_assert!(list.allows(Some(IpAddr::from(v4))));
+            }
+
+            #[test]
+            fn ids_parse_or_refuse_without_panicking(s in any::<String>(), bytes in any::<[u8; 16]>()) {
+                let _ = s.parse::<CompanyId>();
+                let id = CompanyId(uuid::Uuid::from_bytes(bytes));
+                prop_assert_eq!(id.to_string().parse::<CompanyId>().unwrap(), id);
+            }
+
+            #[test]
+            fn stored_hashes_of_any_text_never_panic(s in any::<String>(), stored in any::<String>()) {
+                let _ = SecretHash::of(&s).matches_stored(&stored);
+            }
+        }
+    }
 }

@@ -99,4 +99,29 @@ mod tests {
         assert_ne!(base, Fingerprint::of("POST", "/a?x=1", b"{}"));
         assert_ne!(base, Fingerprint::of("POST", "/a", b"{ }"));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_header_value_parses_or_is_refused_without_panicking(s in any::<String>()) {
+                let _ = IdempotencyKey::parse(&s);
+            }
+
+            #[test]
+            fn url_safe_keys_of_8_to_128_round_trip(s in "[A-Za-z0-9._~-]{8,128}") {
+                let key = IdempotencyKey::parse(&s).unwrap();
+                prop_assert_eq!(key.as_str(), s.as_str());
+            }
+
+            #[test]
+            fn fingerprints_differ_when_the_body_does(a in any::<Vec<u8>>(), b in any::<Vec<u8>>()) {
+                prop_assume!(a != b);
+                prop_assert_ne!(Fingerprint::of("POST", "/p", &a), Fingerprint::of("POST", "/p", &b));
+                prop_assert!(Fingerprint::of("POST", "/p", &a) == Fingerprint::of("POST", "/p", &a));
+            }
+        }
+    }
 }

@@ -135,7 +135,8 @@ pub fn within_years(field: &str, instant: DateTime<Utc>) -> Result<DateTime<Utc>
 
 /// `date + days`, or a 400 naming `field` when the result would leave [`YEARS`].
 pub fn add_days(field: &str, date: NaiveDate, days: i64) -> Result<NaiveDate> {
-    date.checked_add_signed(Duration::days(days))
+    Duration::try_days(days)
+        .and_then(|by| date.checked_add_signed(by))
         .filter(|d| YEARS.contains(&d.year()))
         .ok_or_else(|| out_of_range(field))
 }
@@ -368,5 +369,85 @@ mod tests {
             local_to_utc(adelaide, date("2026-07-10").and_hms_opt(9, 0, 0).unwrap()),
             utc("2026-07-09T23:30:00Z")
         );
+    }
+
+    #[test]
+    fn years_outside_0001_9999_or_not_four_digits_are_refused() {
+        for bad in [
+            "+262142-12-31",
+            "-5000-01-01",
+            "0000-12-31",
+            "10000-01-01",
+            "+2026-01-01",
+            "99999-01-01",
+        ] {
+            assert!(parse_date("from", bad).is_err(), "{bad}");
+            let err = parse_instant("from", bad).unwrap_err().to_string();
+            assert!(err.contains("from"), "{bad}: {err}");
+        }
+        assert!(parse_date("d", "0001-01-01").is_ok());
+        assert!(parse_date("d", "9999-12-31").is_ok());
+        assert!(parse_instant("t", "9999-12-31T23:59:59Z").is_ok());
+        // An offset that carries the instant out of range, in UTC.
+        assert!(parse_instant("t", "9999-12-31T23:00:00-05:00").is_err());
+        assert!(parse_instant("t", "0001-01-01T00:30:00+01:00").is_err());
+        assert!(add_days("to", date("9999-12-31"), 1).is_err());
+        assert!(add_days("to", date("0001-01-01"), -1).is_err());
+        assert!(add_days("to", date("2026-01-01"), i64::MAX).is_err());
+        let overnight = shift_instants(
+            "bookDate",
+            zone("Europe/Berlin"),
+            date("9999-12-31"),
+            hm("22:00"),
+            hm("06:00"),
+        );
+        assert!(overnight.unwrap_err().to_string().contains("bookDate"));
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn parsers_never_panic(s in "\\PC{0,40}", raw in any::<String>()) {
+                for v in [&s, &raw] {
+                    let _ = parse_date("d", v);
+                    let _ = parse_instant("t", v);
+                    let _ = HhMm::parse("h", v);
+                    let _ = parse_zone("z", v);
+                }
+            }
+
+            #[test]
+            fn dates_round_trip(days in 0i64..3_652_058) {
+                let d = NaiveDate::from_ymd_opt(1, 1, 1).unwrap() + Duration::days(days);
+                let text = d.format("%Y-%m-%d").to_string();
+                prop_assert_eq!(parse_date("d", &text).unwrap(), d);
+                prop_assert_eq!(parse_instant("t", &text).unwrap(), d.and_time(NaiveTime::MIN).and_utc());
+            }
+
+            #[test]
+            fn instants_round_trip(secs in 0i64..253_402_300_799) {
+                let t = DateTime::from_timestamp(secs - 62_135_596_800, 0).unwrap();
+                prop_assume!(YEARS.contains(&t.year()));
+                prop_assert_eq!(parse_instant("t", &t.to_rfc3339()).unwrap(), t);
+                prop_assert_eq!(parse_instant("t", &t.format("%Y-%m-%dT%H:%M:%S").to_string()).unwrap(), t);
+            }
+
+            #[test]
+            fn hh_mm_round_trips(h in 0u32..24, m in 0u32..60) {
+                let text = format!("{h:02}:{m:02}");
+                prop_assert_eq!(HhMm::parse("t", &text).unwrap().to_string(), text);
+            }
+
+            #[test]
+            fn day_arithmetic_never_panics(days in 0i64..3_652_058, by in any::<i64>()) {
+                let d = NaiveDate::from_ymd_opt(1, 1, 1).unwrap() + Duration::days(days);
+                if let Ok(out) = add_days("d", d, by) {
+                    prop_assert!(YEARS.contains(&out.year()));
+                }
+            }
+        }
     }
 }
