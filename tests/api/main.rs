@@ -12,6 +12,7 @@ mod api_keys;
 mod client;
 mod embedding;
 mod feed_consistency;
+mod hardening;
 mod idempotency;
 mod isolation;
 mod job_roles;

@@ -173,12 +173,21 @@ impl Shared {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let mut key_id = None;
-        let answer = match self.config.request_timeout {
-            Some(limit) => tokio::time::timeout(limit, self.respond(req, &mut key_id))
-                .await
-                .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
-            None => self.respond(req, &mut key_id).await,
+        let mut held = HeldKey {
+            wfs: &self.wfs,
+            lock: None,
         };
+        let answer = match self.config.request_timeout {
+            Some(limit) => {
+                tokio::time::timeout(limit, self.respond(req, &mut key_id, &mut held.lock))
+                    .await
+                    .unwrap_or_else(|_| Err(ApiError::timed_out(limit)))
+            }
+            None => self.respond(req, &mut key_id, &mut held.lock).await,
+        };
+        // A key still held was not settled with an answer (a timeout, a 5xx): free it
+        // before answering, so an immediate retry runs afresh.
+        held.release().await;
         let response = match answer {
             Ok(reply) => reply.into_response(),
             Err(err) => {
@@ -207,6 +216,7 @@ impl Shared {
         &self,
         req: Request<B>,
         key_id: &mut Option<ApiKeyId>,
+        held: &mut Option<IdempotencyLock>,
     ) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
@@ -280,17 +290,15 @@ impl Shared {
             }
             _ => None,
         };
-        let mut held = HeldKey {
-            wfs: &self.wfs,
-            lock,
-        };
-        let result = self.write(route, ctx, held.lock.as_ref()).await;
-        match &result {
-            // Stored with the write (or nothing to store): the key is settled.
-            Ok(_) => held.lock = None,
-            Err(err) if err.is_replayable() => held.lock = None,
-            // Nothing was stored: free the key so a retry runs afresh.
-            Err(_) => held.release().await,
+        *held = lock;
+        let result = self.write(route, ctx, held.as_ref()).await;
+        // Stored with the write (a success or a replayable answer): the key is
+        // settled. Otherwise nothing was stored, and the caller frees the key.
+        if result
+            .as_ref()
+            .map_or_else(ApiError::is_replayable, |_| true)
+        {
+            *held = None;
         }
         result
     }
@@ -384,10 +392,10 @@ where
     }
 }
 
-/// An idempotency key this request claimed and has not settled. If the request is
-/// dropped before it settles (the client went away, the request timed out), the
-/// key is released in the background, so a retry runs at once instead of meeting
-/// `409 ... still in progress` until the lock times out.
+/// An idempotency key this request claimed and has not settled. `serve` releases it
+/// before answering a timeout or a 5xx; if the whole request is dropped (the client
+/// went away) it is released in the background. Either way a retry runs afresh
+/// instead of meeting `409 ... still in progress` until the lock times out.
 struct HeldKey<'a> {
     wfs: &'a Wfs,
     lock: Option<IdempotencyLock>,
