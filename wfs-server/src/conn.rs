@@ -27,17 +27,26 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Requests of one connection being served; shared by the socket wrapper and the
 /// connection's service.
 #[derive(Debug, Default)]
-pub struct InFlight(AtomicUsize);
+pub struct InFlight {
+    now: AtomicUsize,
+    started: AtomicUsize,
+}
 
 impl InFlight {
     /// Marks a request as being served until the guard drops.
     pub fn start(self: &Arc<Self>) -> Serving {
-        self.0.fetch_add(1, Ordering::AcqRel);
+        self.now.fetch_add(1, Ordering::AcqRel);
+        self.started.fetch_add(1, Ordering::AcqRel);
         Serving(self.clone())
     }
 
     fn any(&self) -> bool {
-        self.0.load(Ordering::Acquire) > 0
+        self.now.load(Ordering::Acquire) > 0
+    }
+
+    /// Requests started so far on this connection.
+    fn started(&self) -> usize {
+        self.started.load(Ordering::Acquire)
     }
 }
 
@@ -47,7 +56,7 @@ pub struct Serving(Arc<InFlight>);
 
 impl Drop for Serving {
     fn drop(&mut self) {
-        self.0.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.now.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -69,6 +78,8 @@ pub struct Deadlines<T> {
     timer: Pin<Box<Sleep>>,
     head: Duration,
     idle: Duration,
+    /// [`InFlight::started`] when last looked at.
+    seen: usize,
 }
 
 impl<T> std::fmt::Debug for Deadlines<T> {
@@ -88,6 +99,7 @@ impl<T> Deadlines<T> {
             timer: Box::pin(tokio::time::sleep(head)),
             head,
             idle,
+            seen: 0,
         }
     }
 
@@ -113,7 +125,11 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
             this.phase = Phase::Busy;
             return Pin::new(&mut this.io).poll_read(cx, buf);
         }
-        if this.phase == Phase::Busy {
+        // A request served since the last read ends the head phase, even one answered
+        // before any read saw it in flight (`/livez`, a 404).
+        let started = this.in_flight.started();
+        if this.phase == Phase::Busy || started != this.seen {
+            this.seen = started;
             this.enter(Phase::Idle);
         }
         let before = buf.filled().len();
