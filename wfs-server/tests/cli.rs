@@ -187,3 +187,25 @@ fn openapi_prints_the_committed_document_as_yaml_or_json() {
     assert_eq!(doc["info"]["title"], "External Workforce Scheduling API");
     assert!(doc["paths"]["/external/v1/auth/signin"]["post"].is_object());
 }
+
+#[test]
+fn openapi_into_a_closed_pipe_exits_quietly() {
+    // `wfs-server openapi | head -1`: the reader goes away after one line.
+    let mut child = Command::new(BIN)
+        .arg("openapi")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("openapi:"), "{first}");
+    // The pipe is closed now (the reader was dropped with the line read).
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
+}
