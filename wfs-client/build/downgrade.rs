@@ -19,10 +19,13 @@ use serde_json::{Map, Value, json};
 /// - `examples: [..]` becomes `example`, `const` becomes a one-value `enum`, numeric
 ///   `exclusiveMinimum`/`exclusiveMaximum` become the boolean 3.0 form.
 /// - `propertyNames`, `contentMediaType`, `contentEncoding` and `$schema` are dropped.
-/// - `maxLength` is dropped: typify would turn every bounded string into a newtype
-///   with a fallible constructor, so `title: "Nurse".into()` would no longer compile.
-///   The server enforces the limits and answers a 400 naming the field; the client
-///   keeps plain `String`s (arrays keep `maxItems`, which typify leaves as `Vec`).
+/// - `maxLength`, `minLength`, and the `pattern` of a string that has a `maxLength`
+///   (the server's "no control characters" and format rules) are dropped: typify
+///   would turn every such string into a newtype with a fallible constructor, so
+///   `title: "Nurse".into()` would no longer compile. The server enforces them and
+///   answers a 400 naming the field; the client keeps plain `String`s. A pattern on
+///   its own (the `IdempotencyKey` schema) stays, and so do array bounds, which
+///   typify leaves as `Vec`.
 /// - `nullable` is stripped from parameter schemas: an absent parameter already means
 ///   "no value", and progenitor would otherwise generate `Option<Option<&str>>`
 ///   arguments that do not compile.
@@ -136,8 +139,11 @@ fn fix_object(o: &mut Map<String, Value>) {
             o.insert(exclusive.into(), json!(true));
         }
     }
+    if o.remove("maxLength").is_some() {
+        o.remove("pattern");
+    }
     for k in [
-        "maxLength",
+        "minLength",
         "propertyNames",
         "contentMediaType",
         "contentEncoding",

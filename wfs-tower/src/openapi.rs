@@ -5,8 +5,11 @@
 //! table (the same table that routes requests) is added here once, so it cannot drift
 //! from what the service enforces: security, the `Idempotency-Key` header, the
 //! `Idempotent-Replayed` answer header, and the errors every route of a kind shares.
+//! The input rules of `dto::limits` (no control characters, non-blank required text)
+//! become `pattern`s here, next to the `maxLength` each field declares.
 
 use crate::auth::Access;
+use crate::dto::limits::LINE_MAX;
 use crate::handlers;
 use crate::router::Route;
 use http::Method;
@@ -14,12 +17,13 @@ use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::schema::{ArrayItems, Object, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{OpenApi as OpenApiDoc, Ref, RefOr, Required};
 use utoipa::{Modify, OpenApi};
+use wfs_core::service::staff::BULK_MAX_ITEMS;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -110,6 +114,7 @@ impl Modify for RouteTable {
             if route.writes() {
                 describe_idempotency(op, route.access);
             }
+            describe_input_rules(op, route);
             if op.request_body.is_some() {
                 error(
                     op,
@@ -133,6 +138,27 @@ const IDEMPOTENCY_KEY: &str = "IdempotencyKey";
 
 fn add_components(doc: &mut OpenApiDoc) {
     let components = doc.components.get_or_insert_with(Default::default);
+    for schema in components.schemas.values_mut() {
+        if let RefOr::T(Schema::Object(object)) = schema {
+            for property in object.properties.values_mut() {
+                match property {
+                    RefOr::T(Schema::Object(field)) => declare_text_rule(field, Place::Body),
+                    // A bounded array of strings (`Bounded<Line, N>`): each item is a line.
+                    RefOr::T(Schema::Array(array)) if array.max_items.is_some() => {
+                        if let ArrayItems::RefOrSchema(item) = &mut array.items
+                            && let RefOr::T(Schema::Object(item)) = item.as_mut()
+                            && item.max_length.is_none()
+                            && item.enum_values.is_none()
+                        {
+                            item.max_length = Some(LINE_MAX);
+                            declare_text_rule(item, Place::Body);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
     components.schemas.insert(
         IDEMPOTENCY_KEY.to_owned(),
         RefOr::T(
@@ -173,6 +199,75 @@ fn add_components(doc: &mut OpenApiDoc) {
                 .build(),
         ),
     );
+}
+
+/// Characters refused in every string (Unicode `Cc`, as `char::is_control`).
+const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+/// Free text: as [`LINE_PATTERN`], but tab, LF and CR are allowed.
+const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]*$";
+/// A required single-line text: as [`LINE_PATTERN`], with at least one character
+/// that is not white space (the server trims, and refuses what is left empty).
+const NON_BLANK_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Body,
+    Query,
+}
+
+/// Declares the rule `dto::limits` enforces on a bounded string (one with a
+/// `maxLength`) as its `pattern`, unless a format or pattern already says more. In a
+/// body, a limit above [`LINE_MAX`] marks free text; `minLength: 1` marks text that
+/// must not be blank.
+fn declare_text_rule(field: &mut Object, place: Place) {
+    let Some(max) = field.max_length else { return };
+    if field.pattern.is_some() || field.format.is_some() || field.enum_values.is_some() {
+        return;
+    }
+    let pattern = if place == Place::Body && max > LINE_MAX {
+        TEXT_PATTERN
+    } else if field.min_length.is_some_and(|min| min >= 1) {
+        NON_BLANK_PATTERN
+    } else {
+        LINE_PATTERN
+    };
+    field.pattern = Some(pattern.to_owned());
+}
+
+/// Patterns on bounded query parameters; a 400 on every operation that reads input;
+/// the bulk array's bounds.
+fn describe_input_rules(op: &mut Operation, route: &Route) {
+    let mut reads_input = op.request_body.is_some();
+    for parameter in op.parameters.iter_mut().flatten() {
+        let RefOr::T(parameter) = parameter else {
+            continue;
+        };
+        if parameter.parameter_in == ParameterIn::Query {
+            reads_input = true;
+        }
+        if let Some(RefOr::T(Schema::Object(schema))) = &mut parameter.schema {
+            declare_text_rule(schema, Place::Query);
+        }
+    }
+    if reads_input && !op.responses.responses.contains_key("400") {
+        error(
+            op,
+            400,
+            "A query parameter over its length limit or with a control character; the message names it",
+        );
+    }
+    if route.operation_id == "bulk_create_staff"
+        && let Some(RefOr::T(body)) = &mut op.request_body
+    {
+        for content in body.content.values_mut() {
+            if let RefOr::T(content) = content
+                && let Some(RefOr::T(Schema::Array(items))) = &mut content.schema
+            {
+                items.min_items = Some(1);
+                items.max_items = Some(BULK_MAX_ITEMS);
+            }
+        }
+    }
 }
 
 fn operation_mut<'a>(item: &'a mut PathItem, method: &Method) -> Option<&'a mut Operation> {

@@ -8,9 +8,9 @@ use wfs_core::service::auth::{CompanyAccess, SignedIn};
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignInRequest {
     /// Email or username.
-    #[schema(value_type = String, max_length = 256, example = "admin@example.com")]
+    #[schema(value_type = String, min_length = 1, max_length = 256, example = "admin@example.com")]
     pub(crate) email: Line,
-    #[schema(value_type = String, max_length = 256)]
+    #[schema(value_type = String, min_length = 1, max_length = 256)]
     pub(crate) password: Line,
 }
 
@@ -162,7 +162,7 @@ impl From<ApiKeyInfo> for ApiKeyItem {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateApiKeyRequest {
     /// Descriptive name.
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     pub(crate) name: Line,
     /// Default (absent, null or empty): `workforce:read` and `availability:read`.
     /// Unknown names are 400.

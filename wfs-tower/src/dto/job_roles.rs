@@ -1,4 +1,4 @@
-use super::limits::{Line, Text};
+use super::limits::{Line, Text, Whole};
 use super::{not_null, patched};
 use crate::extract::double_option;
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,11 @@ impl From<JobRole> for JobRoleResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateJobRoleRequest {
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     title: Line,
     /// Expected weekly hours.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 168)]
     weekly_hours: Option<f64>,
     /// Description.
     #[serde(default)]
@@ -40,15 +41,16 @@ pub(crate) struct CreateJobRoleRequest {
     desc: Option<Text>,
     /// UI color code, `#RRGGBB`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 256, example = "#3366FF")]
+    #[schema(value_type = Option<String>, max_length = 256, pattern = "^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$", example = "#3366FF")]
     hexcode: Option<Line>,
     /// Short abbreviation; also accepted as `jobRoleId` in bulk staff creation.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 16)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 16)]
     symbol: Option<Line>,
     /// Daily minimum staff.
     #[serde(default)]
-    daily_required: Option<i64>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 100000)]
+    daily_required: Option<Whole>,
 }
 
 impl From<CreateJobRoleRequest> for NewJobRole {
@@ -59,34 +61,35 @@ impl From<CreateJobRoleRequest> for NewJobRole {
             desc: r.desc.map(Into::into),
             hexcode: r.hexcode.map(Into::into),
             symbol: r.symbol.map(Into::into),
-            daily_required: r.daily_required,
+            daily_required: r.daily_required.map(i64::from),
         }
     }
 }
 
-/// Absent fields stay, `null` clears, unknown fields are rejected.
+/// Absent fields stay, `null` clears, unknown fields are rejected; an empty patch is 400.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub(crate) struct UpdateJobRoleRequest {
     /// Cannot be null.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     title: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = 0, maximum = 168)]
     weekly_hours: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, max_length = 2000)]
     desc: Option<Option<Text>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 256)]
+    #[schema(value_type = Option<String>, max_length = 256, pattern = "^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$")]
     hexcode: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, max_length = 16)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 16)]
     symbol: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<i64>)]
-    daily_required: Option<Option<i64>>,
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 100000)]
+    daily_required: Option<Option<Whole>>,
 }
 
 impl UpdateJobRoleRequest {
@@ -97,7 +100,7 @@ impl UpdateJobRoleRequest {
             desc: patched(self.desc),
             hexcode: patched(self.hexcode),
             symbol: patched(self.symbol),
-            daily_required: self.daily_required,
+            daily_required: self.daily_required.map(|v| v.map(i64::from)),
         })
     }
 }

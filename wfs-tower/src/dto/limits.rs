@@ -100,6 +100,49 @@ checked_string!(
     false
 );
 
+/// A JSON integer. JSON Schema counts `1.0` as the integer 1, and so do we: a
+/// number with no fraction is accepted, anything else is a type error naming the
+/// field (serde alone would refuse `1.0` for an `i64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Whole(pub(crate) i64);
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Whole;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Whole, E> {
+                Ok(Whole(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Whole, E> {
+                i64::try_from(v)
+                    .map(Whole)
+                    .map_err(|_| E::custom("must be an integer between -2^63 and 2^63-1"))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Whole, E> {
+                // 2^63 is exact in f64; every whole f64 below it converts exactly.
+                if v.fract() == 0.0
+                    && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v)
+                {
+                    Ok(Whole(v as i64))
+                } else {
+                    Err(E::invalid_type(de::Unexpected::Float(v), &self))
+                }
+            }
+        }
+        de.deserialize_any(V)
+    }
+}
+
+impl From<Whole> for i64 {
+    fn from(v: Whole) -> i64 {
+        v.0
+    }
+}
+
 /// An array of at most `N` items, refused at item `N + 1`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bounded<T, const N: usize>(pub(crate) Vec<T>);
@@ -179,7 +222,23 @@ mod tests {
         assert!(err.to_string().contains("at most 3 items"), "{err}");
     }
 
+    #[test]
+    fn whole_numbers_may_be_written_with_a_zero_fraction() {
+        let read = |s: &str| serde_json::from_str::<Whole>(s).map(i64::from);
+        assert_eq!(read("3").unwrap(), 3);
+        assert_eq!(read("-3.0").unwrap(), -3);
+        assert_eq!(read("1e3").unwrap(), 1000);
+        for bad in ["1.5", "1e300", "\"1\"", "true", "9223372036854775808"] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn whole_numbers_round_trip(n in any::<i64>()) {
+            prop_assert_eq!(serde_json::from_str::<Whole>(&n.to_string()).unwrap().0, n);
+        }
+
         #[test]
         fn lines_accept_exactly_the_printable_short_strings(
             chars in proptest::collection::vec(any::<char>(), 0..300)

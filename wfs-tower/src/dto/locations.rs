@@ -81,7 +81,7 @@ impl From<CreatedLocation> for CreatedLocationResponse {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateLocationRequest {
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     name: Line,
     /// Stored, never returned by reads.
     #[serde(default)]
@@ -102,15 +102,17 @@ pub(crate) struct CreateLocationRequest {
     zip_code: Option<Line>,
     /// UI color code, `#RRGGBB` (default chosen by the server).
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 256, example = "#3366FF")]
+    #[schema(value_type = Option<String>, max_length = 256, pattern = "^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$", example = "#3366FF")]
     hexcode: Option<Line>,
     /// Short abbreviation (default: from the name).
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 16)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 16)]
     symbol: Option<Line>,
     #[serde(default)]
+    #[schema(minimum = -90, maximum = 90)]
     latitude: Option<f64>,
     #[serde(default)]
+    #[schema(minimum = -180, maximum = 180)]
     longitude: Option<f64>,
     #[serde(default)]
     location_detection_enabled: Option<bool>,
@@ -134,12 +136,13 @@ impl From<CreateLocationRequest> for NewLocation {
     }
 }
 
-/// Absent fields stay, `null` clears, unknown fields are rejected.
+/// Absent fields stay, `null` clears, unknown fields are rejected; an empty patch is 400.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub(crate) struct UpdateLocationRequest {
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     name: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, max_length = 500)]
@@ -157,16 +160,16 @@ pub(crate) struct UpdateLocationRequest {
     #[schema(value_type = Option<String>, max_length = 20)]
     zip_code: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, max_length = 256)]
+    #[schema(value_type = String, max_length = 256, pattern = "^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$")]
     hexcode: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, max_length = 16)]
+    #[schema(value_type = String, min_length = 1, max_length = 16)]
     symbol: Option<Option<Line>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = -90, maximum = 90)]
     latitude: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = -180, maximum = 180)]
     longitude: Option<Option<f64>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = bool)]

@@ -1,6 +1,6 @@
 //! Shift slots and shift records on the wire.
 
-use super::limits::{Bounded, Line, Text};
+use super::limits::{Bounded, Line, Text, Whole};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -177,25 +177,25 @@ pub(crate) struct CreateSlotRequest {
     #[schema(value_type = String, max_length = 256, format = Date, example = "2026-12-07")]
     pub(crate) book_date: Line,
     /// 0 = Sunday ... 6 = Saturday.
-    #[schema(minimum = 0, maximum = 6)]
-    pub(crate) day_of_week: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 6)]
+    pub(crate) day_of_week: Whole,
     /// Maximum staff for the slot on one date.
-    #[schema(minimum = 1, maximum = 10000)]
-    pub(crate) max_staff_required: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 10000)]
+    pub(crate) max_staff_required: Whole,
     /// IANA time zone.
     #[schema(value_type = String, max_length = 256, example = "America/New_York")]
     pub(crate) time_zone: Line,
     /// Display name.
-    #[schema(value_type = String, max_length = 200)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
     pub(crate) shift_name: Line,
     /// Hex color code.
-    #[schema(value_type = String, max_length = 256, example = "#FF8800")]
+    #[schema(value_type = String, max_length = 256, pattern = "^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$", example = "#FF8800")]
     pub(crate) shift_color: Line,
     pub(crate) open_shift: bool,
     pub(crate) is_oncall: bool,
     /// Minutes.
-    #[schema(minimum = 0, maximum = 1440)]
-    pub(crate) unpaid_break: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 1440)]
+    pub(crate) unpaid_break: Whole,
     /// Duration override in hours (default: end minus start on a day without a DST change).
     #[serde(default)]
     pub(crate) hours: Option<f64>,
@@ -218,7 +218,7 @@ pub(crate) struct CreatedSlot {
 #[schema(as = Assignee)]
 pub(crate) struct AssigneeDto {
     /// An active member of the company.
-    #[schema(value_type = String, max_length = 256)]
+    #[schema(value_type = String, min_length = 1, max_length = 256)]
     pub(crate) user_id: Line,
     /// Accepted for compatibility; the user id decides.
     #[serde(default)]
@@ -231,8 +231,8 @@ pub(crate) struct AssigneeDto {
 #[serde(rename_all = "camelCase")]
 #[schema(as = Reminder)]
 pub(crate) struct ReminderDto {
-    #[schema(minimum = 0, maximum = 43200)]
-    pub(crate) minutes_before: i64,
+    #[schema(value_type = i64, minimum = 0, maximum = 43200)]
+    pub(crate) minutes_before: Whole,
 }
 
 /// `POST /shifts/book` body.

@@ -1,6 +1,6 @@
 //! Staff wire types. Reads carry identifiers only: no names, emails or phones.
 
-use super::limits::{Bounded, LINE_MAX, Line};
+use super::limits::{Bounded, LINE_MAX, Line, Whole};
 use crate::error::ApiError;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -62,12 +62,12 @@ pub(crate) struct StaffQuery {
 #[serde(rename_all = "camelCase")]
 #[schema(as = BulkStaffItem)]
 pub(crate) struct BulkStaffItemRequest {
-    #[schema(value_type = String, max_length = 100)]
+    #[schema(value_type = String, min_length = 1, max_length = 100)]
     first_name: Line,
-    #[schema(value_type = String, max_length = 100)]
+    #[schema(value_type = String, min_length = 1, max_length = 100)]
     last_name: Line,
     /// Unique.
-    #[schema(value_type = String, max_length = 64)]
+    #[schema(value_type = String, min_length = 1, max_length = 64)]
     user_name: Line,
     #[schema(value_type = String, max_length = 256)]
     email: Line,
@@ -87,8 +87,8 @@ pub(crate) struct BulkStaffItemRequest {
     #[schema(value_type = String, max_length = 256)]
     job_role_id: Line,
     /// 1 = Super Admin, 2 = Admin, 3 = Member.
-    #[schema(minimum = 1, maximum = 3)]
-    privilege: i64,
+    #[schema(value_type = i64, minimum = 1, maximum = 3)]
+    privilege: Whole,
     /// Skill set IDs to assign (at most 50; more sends the item to `err`).
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 50)]
@@ -200,7 +200,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
             country_id: r.country_id.into(),
             assigned_branch_id: r.assigned_branch_id.into(),
             job_role_id: r.job_role_id.into(),
-            privilege: r.privilege,
+            privilege: r.privilege.into(),
             skill_set_ids: r
                 .skill_set_ids
                 .map(Bounded::into_strings)

@@ -72,14 +72,14 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
         start_time: r.start_time.into(),
         end_time: r.end_time.into(),
         book_date: r.book_date.into(),
-        day_of_week: r.day_of_week,
-        max_staff_required: r.max_staff_required,
+        day_of_week: r.day_of_week.into(),
+        max_staff_required: r.max_staff_required.into(),
         time_zone: r.time_zone.into(),
         shift_name: r.shift_name.into(),
         shift_color: r.shift_color.into(),
         open_shift: r.open_shift,
         is_oncall: r.is_oncall,
-        unpaid_break: r.unpaid_break,
+        unpaid_break: r.unpaid_break.into(),
         hours: r.hours,
         write_up: r.write_up.map(Into::into),
     };
@@ -126,7 +126,7 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map(Bounded::into_vec)
             .unwrap_or_default()
             .into_iter()
-            .map(|r| r.minutes_before)
+            .map(|r| r.minutes_before.into())
             .collect(),
     };
     let booked = ctx
