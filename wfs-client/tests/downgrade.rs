@@ -73,10 +73,10 @@ fn one_of_with_null_becomes_nullable() {
     );
 
     // An inline alternative is merged in.
-    let v = schema(json!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}));
+    let v = schema(json!({"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]}));
     assert_eq!(
         v,
-        json!({"type": "string", "minLength": 1, "nullable": true})
+        json!({"type": "string", "format": "date", "nullable": true})
     );
 
     // Several non-null alternatives stay a oneOf.
@@ -122,4 +122,22 @@ fn other_3_1_keywords_are_rewritten() {
         schema(json!({"const": "revoked"})),
         json!({"enum": ["revoked"]})
     );
+}
+
+#[test]
+fn string_bounds_are_left_to_the_server_but_a_lone_pattern_stays() {
+    // Bounded strings stay plain `String`s in the client: the server checks them.
+    let bounded = schema(json!({
+        "type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000-\\u001F]*$"
+    }));
+    assert_eq!(bounded, json!({"type": "string"}));
+    // A pattern alone (the IdempotencyKey schema) still makes a checked type.
+    let key = schema(json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{8,128}$"}));
+    assert_eq!(
+        key,
+        json!({"type": "string", "pattern": "^[A-Za-z0-9_-]{8,128}$"})
+    );
+    // Array bounds stay.
+    let list = schema(json!({"type": "array", "items": {"type": "string"}, "maxItems": 100}));
+    assert_eq!(list["maxItems"], 100);
 }

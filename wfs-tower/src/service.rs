@@ -1,6 +1,6 @@
 //! [`WfsService`]: the whole API as one `tower::Service`.
 
-use crate::auth::Caller;
+use crate::auth::{Access, Caller};
 use crate::error::ApiError;
 use crate::handlers::Ctx;
 use crate::panic::{CatchPanic, Caught};
@@ -32,6 +32,7 @@ pub struct Config {
     pub rate_limit: Option<RateLimit>,
     /// A request still running after this answers 503 and its transaction rolls
     /// back; `None` lets requests run for ever. Default: [`DEFAULT_REQUEST_TIMEOUT`].
+    /// It needs tokio's timer (`enable_time`, on in `#[tokio::main]`).
     pub request_timeout: Option<Duration>,
 }
 
@@ -259,7 +260,12 @@ impl Shared {
             id: matched.id,
             query: parts.uri.query(),
             body: &body,
-            client_ip: self.client_ip(&parts),
+            // Only sign-in (public) needs it: key routes resolved it while authenticating.
+            client_ip: if route.access == Access::Public {
+                self.client_ip(&parts)
+            } else {
+                None
+            },
             tx: None,
         };
         if !route.writes() {

@@ -51,7 +51,8 @@ pub(crate) struct Ctx<'a> {
     /// The raw query string.
     pub(crate) query: Option<&'a str>,
     pub(crate) body: &'a [u8],
-    /// The caller's address (see `Shared::client_ip`), for the sign-in throttle.
+    /// The caller's address (see `Shared::client_ip`), for the sign-in throttle; set
+    /// on public routes only.
     pub(crate) client_ip: Option<std::net::IpAddr>,
     /// The write transaction; `Some` exactly for writing routes.
     pub(crate) tx: Option<&'a DatabaseTransaction>,
