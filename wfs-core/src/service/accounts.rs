@@ -7,6 +7,7 @@ use crate::persistence::entity::{company, membership, user};
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Semaphore;
 
 /// Membership privilege: 1 = Super Admin, 2 = Admin, 3 = Member.
@@ -79,6 +80,16 @@ static HASHING: LazyLock<Semaphore> = LazyLock::new(|| {
     Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
 });
 
+/// Password verifications run by sign-in since the process started.
+static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many password verifications sign-in has run in this process: tests use it to
+/// show that every failed sign-in, whatever the reason, costs one argon2 verification.
+#[doc(hidden)]
+pub fn sign_in_verifications() -> u64 {
+    VERIFICATIONS.load(Ordering::Relaxed)
+}
+
 /// [`verify_password`] on the blocking pool, bounded by [`HASHING`]. With no stored
 /// hash it does the same work against a dummy hash and answers `false`.
 pub(crate) async fn verify_password_off_thread(
@@ -90,12 +101,10 @@ pub(crate) async fn verify_password_off_thread(
         .await
         .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || match phc {
-        Some(phc) => verify_password(&password, &phc),
-        None => {
-            verify_password(&password, &DUMMY_HASH);
-            false
-        }
+    tokio::task::spawn_blocking(move || {
+        let verified = verify_password(&password, phc.as_deref().unwrap_or(&DUMMY_HASH));
+        VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
+        phc.is_some() && verified
     })
     .await
     .map_err(|e| Error::internal(format!("password verification failed: {e}")))
