@@ -18,18 +18,30 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         let path = err.path().to_string();
         let inner = err.into_inner();
         let text = inner.to_string();
-        // Drop serde_json's "at line 1 column 9": the field path says more.
-        let text = text
-            .rsplit_once(" at line ")
-            .map_or(text.as_str(), |(head, _)| head);
         if inner.is_syntax() || inner.is_eof() {
-            ApiError::bad_request(format!("Malformed JSON in request body: {text}"))
-        } else if path == "." {
-            ApiError::bad_request(format!("Invalid request body: {text}"))
+            ApiError::bad_request(format!(
+                "Malformed JSON in request body: {}",
+                without_position(&text)
+            ))
         } else {
-            ApiError::bad_request(format!("Invalid request body: {path}: {text}"))
+            ApiError::bad_request(format!("Invalid request body: {}", at_path(&path, &text)))
         }
     })
+}
+
+/// A JSON value's fault as `path: reason` (`reason` alone at the top level), without
+/// serde_json's "at line 1 column 9": the field path says more.
+pub(crate) fn at_path(path: &str, text: &str) -> String {
+    let text = without_position(text);
+    if path == "." {
+        text.to_owned()
+    } else {
+        format!("{path}: {text}")
+    }
+}
+
+fn without_position(text: &str) -> &str {
+    text.rsplit_once(" at line ").map_or(text, |(head, _)| head)
 }
 
 /// Parses an id from the path. A value that is not even a well-formed id names no

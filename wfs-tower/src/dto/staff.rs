@@ -2,6 +2,7 @@
 
 use super::limits::{Bounded, LINE_MAX, Line, Whole};
 use crate::error::ApiError;
+use crate::extract::at_path;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -208,16 +209,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
         }),
         Err(err) => {
             let path = err.path().to_string();
-            let inner = err.into_inner().to_string();
-            // Drop serde_json's "at line 1 column 9": the field path says more.
-            let inner = inner
-                .rsplit_once(" at line ")
-                .map_or(inner.as_str(), |(head, _)| head);
-            Err(reject(if path == "." {
-                inner.to_owned()
-            } else {
-                format!("{path}: {inner}")
-            }))
+            Err(reject(at_path(&path, &err.into_inner().to_string())))
         }
     }
 }
