@@ -1,12 +1,16 @@
 //! Who is calling: API key pair or bearer token, plus scope and address checks.
 
+use crate::config::Config;
 use crate::error::ApiError;
-use crate::service::Shared;
+use chrono::{DateTime, Utc};
 use http::StatusCode;
 use http::request::Parts;
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
 use wfs_core::domain::scope::Scope;
 use wfs_core::{AdminPrincipal, KeyPrincipal};
+use wfs_core::{ApiKeyId, Wfs};
 
 /// The TCP peer of a request. The host inserts it as a request extension
 /// (`wfs-server` does; see the crate docs for axum and hyper). Without it, keys that
@@ -53,7 +57,36 @@ fn header<'a>(parts: &'a Parts, name: &str) -> Option<&'a [u8]> {
         .filter(|v| !v.is_empty())
 }
 
-impl Shared {
+/// Owns everything about who is calling: credentials (key pair or bearer token),
+/// the caller's address, scope, the per-key rate limit and the `lastUsedAt`
+/// write-behind. The service asks it once per request.
+pub(crate) struct Authenticator {
+    wfs: Wfs,
+    trusted_proxies: Vec<IpAddr>,
+    limiter: Option<KeyLimiter>,
+    /// Keys whose use this process recorded recently (see `record_key_use`).
+    touched: Mutex<HashMap<ApiKeyId, DateTime<Utc>>>,
+}
+
+type KeyLimiter = governor::DefaultKeyedRateLimiter<ApiKeyId>;
+
+impl Authenticator {
+    pub(crate) fn new(wfs: Wfs, config: &Config) -> Self {
+        Self {
+            wfs,
+            trusted_proxies: config.trusted_proxies.clone(),
+            limiter: config.rate_limit.map(|r| {
+                governor::RateLimiter::keyed(
+                    governor::Quota::per_second(r.per_second).allow_burst(r.burst),
+                )
+            }),
+            touched: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The caller of a request to a route with `access`, or the answer that refuses
+    /// it, in the order of checks: credentials (401), address (403), scope (403),
+    /// rate limit (429).
     pub(crate) async fn authenticate(
         &self,
         access: Access,
@@ -120,7 +153,7 @@ impl Shared {
     /// further left that the client may have written itself.
     pub(crate) fn client_ip(&self, parts: &Parts) -> Option<IpAddr> {
         let peer = parts.extensions.get::<PeerAddr>()?.0.ip().to_canonical();
-        client_ip(peer, &self.config.trusted_proxies, &parts.headers)
+        client_ip(peer, &self.trusted_proxies, &parts.headers)
     }
 
     /// Refreshes `lastUsedAt` off the request path, at most once a minute per key and
@@ -151,7 +184,7 @@ impl Shared {
     }
 }
 
-/// See [`Shared::client_ip`].
+/// See [`Authenticator::client_ip`].
 pub(crate) fn client_ip(
     peer: IpAddr,
     trusted_proxies: &[IpAddr],

@@ -4,7 +4,7 @@
 //! `{"error":{"code":<status>,"message":"..."}}`. Core errors map to a status in
 //! exactly one place, [`From<wfs_core::Error>`]; internal causes are logged, never sent.
 
-use crate::reply::{JSON, ResponseBody};
+use crate::body::{JSON, ResponseBody};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use serde::Serialize;

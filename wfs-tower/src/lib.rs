@@ -23,6 +23,8 @@
 #![warn(missing_docs)]
 
 mod auth;
+mod body;
+mod config;
 mod dto;
 pub mod error;
 mod extract;
@@ -34,8 +36,9 @@ mod router;
 mod service;
 
 pub use auth::PeerAddr;
+pub use body::ResponseBody;
+pub use config::{Config, DEFAULT_REQUEST_TIMEOUT, RateLimit};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json, openapi_yaml};
 pub use panic::install_panic_hook;
-pub use reply::ResponseBody;
-pub use service::{Config, DEFAULT_REQUEST_TIMEOUT, RateLimit, WfsService};
+pub use service::WfsService;

@@ -11,7 +11,7 @@
 use crate::auth::Access;
 use crate::dto::limits::LINE_MAX;
 use crate::handlers;
-use crate::router::Route;
+use crate::handlers::Route;
 use http::Method;
 use utoipa::openapi::content::ContentBuilder;
 use utoipa::openapi::header::HeaderBuilder;

@@ -1,15 +1,11 @@
 //! Successful answers, in a form the idempotency store can keep and replay.
 
+use crate::body::{JSON, ResponseBody};
 use crate::error::ApiError;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use serde::Serialize;
 use wfs_core::service::idempotency::StoredResponse;
-
-/// The response body type of [`WfsService`](crate::WfsService).
-pub type ResponseBody = http_body_util::Full<Bytes>;
-
-pub(crate) const JSON: &str = "application/json";
 
 /// A handler's answer before it becomes an HTTP response.
 #[derive(Debug)]

@@ -1,65 +1,27 @@
 //! [`WfsService`]: the whole API as one `tower::Service`.
 
-use crate::auth::{Access, Caller};
+use crate::auth::{Access, Authenticator, Caller};
+use crate::body::ResponseBody;
+use crate::config::Config;
 use crate::error::ApiError;
 use crate::handlers::Ctx;
+use crate::handlers::Route;
 use crate::panic::{CatchPanic, Caught};
-use crate::reply::{Reply, ResponseBody};
-use crate::router::{Route, Router};
+use crate::reply::Reply;
+use crate::router::Router;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 use wfs_core::sea_orm::{DatabaseTransaction, TransactionTrait};
-use wfs_core::service::idempotency::{Claim, IdempotencyLock};
+use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
 use wfs_core::{ApiKeyId, Wfs};
-
-/// Transport settings.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Proxies whose `X-Forwarded-For` is believed when they are the TCP peer.
-    pub trusted_proxies: Vec<IpAddr>,
-    /// Per-API-key request rate limit; `None` (the default) means unlimited.
-    pub rate_limit: Option<RateLimit>,
-    /// A request still running after this answers 503 and its transaction rolls
-    /// back; `None` lets requests run for ever. Default: [`DEFAULT_REQUEST_TIMEOUT`].
-    /// It needs tokio's timer (`enable_time`, on in `#[tokio::main]`).
-    pub request_timeout: Option<Duration>,
-}
-
-/// The default of [`Config::request_timeout`].
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            trusted_proxies: Vec::new(),
-            rate_limit: None,
-            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
-        }
-    }
-}
-
-/// A per-key rate limit: a steady rate with a burst allowance (GCRA, as governor
-/// implements it). Over the limit, requests answer 429 with `Retry-After`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    /// Sustained requests per second per key.
-    pub per_second: NonZeroU32,
-    /// Requests a key may make at once after being idle.
-    pub burst: NonZeroU32,
-}
-
-pub(crate) type KeyLimiter = governor::DefaultKeyedRateLimiter<ApiKeyId>;
 
 /// The External Workforce Scheduling API as a `tower::Service`.
 ///
@@ -71,13 +33,11 @@ pub struct WfsService {
     shared: Arc<Shared>,
 }
 
-pub(crate) struct Shared {
-    pub(crate) wfs: Wfs,
-    pub(crate) config: Config,
+struct Shared {
+    wfs: Wfs,
+    config: Config,
     router: Router,
-    pub(crate) limiter: Option<KeyLimiter>,
-    /// Keys whose use this process recorded recently (see `record_key_use`).
-    pub(crate) touched: Mutex<HashMap<ApiKeyId, chrono::DateTime<chrono::Utc>>>,
+    auth: Authenticator,
 }
 
 impl std::fmt::Debug for WfsService {
@@ -98,15 +58,10 @@ impl WfsService {
     pub fn with_config(wfs: Wfs, config: Config) -> Self {
         Self {
             shared: Arc::new(Shared {
-                limiter: config.rate_limit.map(|r| {
-                    governor::RateLimiter::keyed(
-                        governor::Quota::per_second(r.per_second).allow_burst(r.burst),
-                    )
-                }),
+                auth: Authenticator::new(wfs.clone(), &config),
                 wfs,
                 config,
                 router: Router::new(),
-                touched: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -227,33 +182,18 @@ impl Shared {
         let (parts, body) = req.into_parts();
         let matched = self.router.at(&parts.method, parts.uri.path())?;
         let route = matched.route;
-
-        // Order of checks: credentials, scope and address, Idempotency-Key, then the
-        // body and everything the handler validates.
-        let caller = self.authenticate(route.access, &parts).await?;
+        // The order of checks: credentials, address and scope (the authenticator),
+        // the Idempotency-Key, then the body and everything the handler validates.
+        let caller = self.auth.authenticate(route.access, &parts).await?;
         if let Caller::Key(key) = &caller {
             *key_id = Some(key.key_id);
         }
-        let idempotency_key = if route.writes() {
-            match parts.headers.get(IDEMPOTENCY_KEY) {
-                Some(v) => Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?),
-                // Bearer routes honour a key when sent but do not require one.
-                None if matches!(caller, Caller::Key(_)) => {
-                    return Err(ApiError::bad_request(
-                        "Idempotency-Key header is required on POST, PATCH and DELETE requests",
-                    ));
-                }
-                None => None,
-            }
-        } else {
-            None
-        };
+        let idempotency_key = idempotency_key(route, &caller, &parts.headers)?;
         let body = if parts.method == Method::GET {
             Bytes::new()
         } else {
             read_body(body, route.body_limit).await?
         };
-
         let ctx = Ctx {
             wfs: &self.wfs,
             caller: &caller,
@@ -262,7 +202,7 @@ impl Shared {
             body: &body,
             // Only sign-in (public) needs it: key routes resolved it while authenticating.
             client_ip: if route.access == Access::Public {
-                self.client_ip(&parts)
+                self.auth.client_ip(&parts)
             } else {
                 None
             },
@@ -271,32 +211,13 @@ impl Shared {
         if !route.writes() {
             return (route.handler)(&ctx).await;
         }
-        let lock = match (&idempotency_key, caller.idempotency_scope()) {
-            (Some(key), Some(scope)) => {
-                let path = parts
-                    .uri
-                    .path_and_query()
-                    .map_or(parts.uri.path(), |p| p.as_str());
-                let fingerprint = Fingerprint::of(parts.method.as_str(), path, &body);
-                match self
-                    .wfs
-                    .claim_idempotency_key(&scope, key, &fingerprint)
-                    .await?
-                {
-                    Claim::Replay(stored) => {
-                        let mut reply = Reply::from_stored(stored);
-                        reply.headers.push((
-                            http::HeaderName::from_static("idempotent-replayed"),
-                            HeaderValue::from_static("true"),
-                        ));
-                        return Ok(reply);
-                    }
-                    Claim::Acquired(lock) => Some(lock),
-                }
-            }
+        *held = match (idempotency_key, caller.idempotency_scope()) {
+            (Some(key), Some(scope)) => match self.claim(&parts, &scope, &key, &body).await? {
+                Claim::Replay(stored) => return Ok(replayed(stored)),
+                Claim::Acquired(lock) => Some(lock),
+            },
             _ => None,
         };
-        *held = lock;
         let result = self.write(route, ctx, held.as_ref()).await;
         // Stored with the write (a success or a replayable answer): the key is
         // settled. Otherwise nothing was stored, and the caller frees the key.
@@ -307,6 +228,26 @@ impl Shared {
             *held = None;
         }
         result
+    }
+
+    /// Claims the Idempotency-Key for this exact request (method, path with query,
+    /// body), or finds the answer it already got.
+    async fn claim(
+        &self,
+        parts: &http::request::Parts,
+        scope: &str,
+        key: &IdempotencyKey,
+        body: &[u8],
+    ) -> Result<Claim, ApiError> {
+        let path = parts
+            .uri
+            .path_and_query()
+            .map_or(parts.uri.path(), |p| p.as_str());
+        let fingerprint = Fingerprint::of(parts.method.as_str(), path, body);
+        Ok(self
+            .wfs
+            .claim_idempotency_key(scope, key, &fingerprint)
+            .await?)
     }
 
     /// Runs a write handler in one transaction with its idempotency record, and
@@ -320,11 +261,11 @@ impl Shared {
     ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
         match self.write_in(&tx, route, ctx, lock).await {
-            Ok(answer) => {
+            TxEnd::Commit(answer) => {
                 tx.commit().await?;
                 answer
             }
-            Err(abort) => {
+            TxEnd::Rollback(abort) => {
                 if let Err(err) = tx.rollback().await {
                     tracing::warn!(error = %err, "rollback failed");
                 }
@@ -333,8 +274,7 @@ impl Shared {
         }
     }
 
-    /// `Ok(answer)`: commit, then give the answer (a success, or a 4xx worth
-    /// replaying). `Err`: roll everything back.
+    /// Runs the handler in `tx` and says how the transaction ends.
     ///
     /// With an idempotency lock the handler runs inside a savepoint: when it fails
     /// with a replayable answer, its partial writes are undone but the answer is
@@ -345,36 +285,84 @@ impl Shared {
         route: &'static Route,
         mut ctx: Ctx<'a>,
         lock: Option<&IdempotencyLock>,
-    ) -> Result<Result<Reply, ApiError>, ApiError> {
+    ) -> TxEnd {
         let Some(lock) = lock else {
             ctx.tx = Some(tx);
-            return Ok(Ok((route.handler)(&ctx).await?));
+            return match (route.handler)(&ctx).await {
+                Ok(reply) => TxEnd::Commit(Ok(reply)),
+                Err(err) => TxEnd::Rollback(err),
+            };
         };
-        let savepoint = tx.begin().await.map_err(wfs_core::Error::from)?;
+        let savepoint = match tx.begin().await {
+            Ok(savepoint) => savepoint,
+            Err(err) => return TxEnd::Rollback(wfs_core::Error::from(err).into()),
+        };
         ctx.tx = Some(&savepoint);
-        let result = (route.handler)(&ctx).await;
-        match result {
+        let (answer, stored) = match (route.handler)(&ctx).await {
             Ok(reply) => {
-                savepoint.commit().await.map_err(wfs_core::Error::from)?;
-                self.wfs
-                    .complete_idempotency_key(tx, lock, &reply.to_stored())
-                    .await?;
-                Ok(Ok(reply))
+                let stored = reply.to_stored();
+                (Ok(reply), stored)
             }
             Err(err) if err.is_replayable() => {
-                savepoint.rollback().await.map_err(wfs_core::Error::from)?;
-                self.wfs
-                    .complete_idempotency_key(tx, lock, &(&err).into())
-                    .await?;
-                Ok(Err(err))
+                let stored = (&err).into();
+                (Err(err), stored)
             }
             Err(err) => {
-                // The caller rolls the whole transaction back; keep the original error.
+                // The whole transaction rolls back; keep the handler's error.
                 let _ = savepoint.rollback().await;
-                Err(err)
+                return TxEnd::Rollback(err);
             }
+        };
+        let closed = if answer.is_ok() {
+            savepoint.commit().await
+        } else {
+            savepoint.rollback().await
+        };
+        if let Err(err) = closed {
+            return TxEnd::Rollback(wfs_core::Error::from(err).into());
+        }
+        match self.wfs.complete_idempotency_key(tx, lock, &stored).await {
+            Ok(()) => TxEnd::Commit(answer),
+            Err(err) => TxEnd::Rollback(err.into()),
         }
     }
+}
+
+/// How a write's transaction ends.
+enum TxEnd {
+    /// Commit, then give the answer: a success, or a 4xx stored for replay.
+    Commit(Result<Reply, ApiError>),
+    /// Roll everything back and answer this.
+    Rollback(ApiError),
+}
+
+/// The Idempotency-Key of a writing route: required with an API key, honoured when
+/// sent on bearer routes; `None` on reads.
+fn idempotency_key(
+    route: &Route,
+    caller: &Caller,
+    headers: &http::HeaderMap,
+) -> Result<Option<IdempotencyKey>, ApiError> {
+    if !route.writes() {
+        return Ok(None);
+    }
+    match headers.get(IDEMPOTENCY_KEY) {
+        Some(v) => Ok(Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?)),
+        None if matches!(caller, Caller::Key(_)) => Err(ApiError::bad_request(
+            "Idempotency-Key header is required on POST, PATCH and DELETE requests",
+        )),
+        None => Ok(None),
+    }
+}
+
+/// A stored answer, replayed with `Idempotent-Replayed: true`.
+fn replayed(stored: StoredResponse) -> Reply {
+    let mut reply = Reply::from_stored(stored);
+    reply.headers.push((
+        http::HeaderName::from_static("idempotent-replayed"),
+        HeaderValue::from_static("true"),
+    ));
+    reply
 }
 
 async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, ApiError>

@@ -1,13 +1,13 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::dto::limits::Bounded;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{date_time, json, path_id};
 use crate::reply::Reply;
-use crate::router::Route;
 use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;

@@ -1,13 +1,13 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
-use crate::router::Route;
 use http::StatusCode;
 use wfs_core::JobRoleId;
 use wfs_core::domain::scope::Scope;

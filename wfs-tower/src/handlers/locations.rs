@@ -1,12 +1,12 @@
 //! Locations (API key authenticated).
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::locations::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::Reply;
-use crate::router::Route;
 use http::StatusCode;
 use wfs_core::LocationId;
 use wfs_core::domain::scope::Scope;

@@ -1,10 +1,10 @@
 //! The API describing itself.
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::error::ApiError;
 use crate::reply::Reply;
-use crate::router::Route;
 use bytes::Bytes;
 use std::sync::LazyLock;
 

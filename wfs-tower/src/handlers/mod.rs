@@ -7,10 +7,10 @@
 /// body limit. The handler's name becomes the `operationId`.
 macro_rules! route {
     ($method:ident $path:literal, $access:expr, $handler:ident) => {
-        route!($method $path, $access, $handler, crate::router::BODY_LIMIT)
+        route!($method $path, $access, $handler, crate::handlers::BODY_LIMIT)
     };
     ($method:ident $path:literal, $access:expr, $handler:ident, $limit:expr) => {
-        crate::router::Route {
+        crate::handlers::Route {
             operation_id: stringify!($handler),
             method: http::Method::$method,
             path: $path,
@@ -18,7 +18,7 @@ macro_rules! route {
             body_limit: $limit,
             handler: {
                 #[allow(deprecated)] // deprecated operations are still served
-                fn boxed<'a>(ctx: &'a crate::handlers::Ctx<'a>) -> crate::router::BoxFuture<'a> {
+                fn boxed<'a>(ctx: &'a crate::handlers::Ctx<'a>) -> crate::handlers::BoxFuture<'a> {
                     Box::pin($handler(ctx))
                 }
                 boxed
@@ -31,14 +31,16 @@ pub(crate) mod auth;
 pub(crate) mod job_roles;
 pub(crate) mod locations;
 pub(crate) mod meta;
+mod route;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
 pub(crate) mod workforce;
 
+pub(crate) use route::{BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Route};
+
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::router::Route;
 use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::{AdminPrincipal, KeyPrincipal, Wfs};
 
@@ -51,7 +53,7 @@ pub(crate) struct Ctx<'a> {
     /// The raw query string.
     pub(crate) query: Option<&'a str>,
     pub(crate) body: &'a [u8],
-    /// The caller's address (see `Shared::client_ip`), for the sign-in throttle; set
+    /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle; set
     /// on public routes only.
     pub(crate) client_ip: Option<std::net::IpAddr>,
     /// The write transaction; `Some` exactly for writing routes.

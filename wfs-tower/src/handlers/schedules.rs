@@ -1,13 +1,13 @@
 //! Schedules, hours worked and overtime: read-only reports.
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::dto::shifts::ShiftRecord;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, query};
 use crate::reply::Reply;
-use crate::router::Route;
 use chrono::NaiveDate;
 use http::{HeaderValue, StatusCode, header};
 use wfs_core::domain::scope::Scope;

@@ -1,6 +1,7 @@
 //! Shift slots and bookings.
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::limits::Bounded;
 use crate::dto::shifts::*;
@@ -8,7 +9,6 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
-use crate::router::Route;
 use http::StatusCode;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};

@@ -1,13 +1,13 @@
 //! Staff (API key authenticated).
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
-use crate::router::Route;
 use http::StatusCode;
 use wfs_core::MembershipId;
 use wfs_core::domain::scope::Scope;
@@ -19,7 +19,7 @@ const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/staff", READ, list_staff),
     route!(DELETE "/external/v1/staff/{membershipId}", WRITE, deactivate_staff),
-    route!(POST "/external/v1/staff/bulk", WRITE, bulk_create_staff, crate::router::BULK_BODY_LIMIT),
+    route!(POST "/external/v1/staff/bulk", WRITE, bulk_create_staff, super::BULK_BODY_LIMIT),
 ];
 
 /// List staff

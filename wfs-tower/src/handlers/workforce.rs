@@ -1,12 +1,12 @@
 //! The workforce resource feed and its deprecated alias (scope `availability:read`).
 
 use super::Ctx;
+use super::Route;
 use crate::auth::Access;
 use crate::dto::workforce::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, query};
 use crate::reply::Reply;
-use crate::router::Route;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::workforce::FeedRequest;
