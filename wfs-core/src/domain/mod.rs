@@ -4,7 +4,10 @@
 
 pub mod credentials;
 pub mod idempotency;
+pub mod membership;
 pub mod scope;
+pub mod shift;
 pub mod signed;
+pub mod supply;
 pub mod time;
 pub mod validate;

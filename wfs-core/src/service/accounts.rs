@@ -1,6 +1,7 @@
 //! Companies, users and memberships as the host creates them.
 
 use crate::Wfs;
+use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, UserId};
 use crate::persistence::entity::{company, membership, user};
@@ -9,24 +10,6 @@ use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::Semaphore;
-
-/// Membership privilege: 1 = Super Admin, 2 = Admin, 3 = Member.
-pub mod privilege {
-    /// Company super admin: may sign in to the developer portal and manage keys.
-    pub const SUPER_ADMIN: i16 = 1;
-    /// Company admin.
-    pub const ADMIN: i16 = 2;
-    /// Regular member.
-    pub const MEMBER: i16 = 3;
-}
-
-/// Membership status values.
-pub mod status {
-    /// Active member.
-    pub const ACTIVE: i16 = 1;
-    /// Deactivated member (user account kept).
-    pub const DEACTIVATED: i16 = 0;
-}
 
 /// Input of [`Wfs::create_company_with_admin`].
 #[derive(Debug, Clone)]
@@ -191,8 +174,8 @@ impl Wfs {
             user_id: Set(user_id.0),
             branch_id: Set(None),
             job_role_id: Set(None),
-            privilege: Set(privilege::SUPER_ADMIN),
-            status: Set(status::ACTIVE),
+            privilege: Set(Privilege::SuperAdmin.code()),
+            status: Set(MembershipStatus::Active.code()),
             resource_version: Set(version.version),
             updated_at: Set(version.updated_at),
             created_at: Set(now),

@@ -1,12 +1,13 @@
 //! Portal sign-in and the bearer tokens that guard key management.
 
 use crate::Wfs;
+use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::signed::SealKey;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::entity::{company, membership, user};
 use crate::principal::AdminPrincipal;
-use crate::service::accounts::{privilege, status, verify_password_off_thread};
+use crate::service::accounts::verify_password_off_thread;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect};
@@ -70,8 +71,8 @@ pub struct CompanyAccess {
     pub id: CompanyId,
     /// Company name.
     pub name: String,
-    /// The user's privilege there (1 = Super Admin).
-    pub privilege: i16,
+    /// The user's privilege there.
+    pub privilege: Privilege,
 }
 
 /// A successful sign-in.
@@ -150,7 +151,7 @@ impl Wfs {
             .column(membership::Column::Privilege)
             .join(JoinType::InnerJoin, membership_company())
             .filter(membership::Column::UserId.eq(user.id))
-            .filter(membership::Column::Status.eq(status::ACTIVE))
+            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .order_by_asc(company::Column::Name)
             .order_by_asc(company::Column::Id)
             .into_tuple::<(uuid::Uuid, String, i16)>()
@@ -160,12 +161,12 @@ impl Wfs {
             .map(|(id, name, privilege)| CompanyAccess {
                 id: id.into(),
                 name,
-                privilege,
+                privilege: Privilege::from_code(privilege),
             })
             .collect();
         let Some(active) = companies
             .iter()
-            .find(|c| c.privilege == privilege::SUPER_ADMIN)
+            .find(|c| c.privilege == Privilege::SuperAdmin)
             .cloned()
         else {
             return Err(Error::Forbidden(
@@ -218,8 +219,8 @@ impl Wfs {
         let entitled = membership::Entity::find()
             .filter(membership::Column::UserId.eq(claims.sub))
             .filter(membership::Column::CompanyId.eq(claims.cid))
-            .filter(membership::Column::Privilege.eq(privilege::SUPER_ADMIN))
-            .filter(membership::Column::Status.eq(status::ACTIVE))
+            .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
+            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .one(self.store().conn())
             .await?
             .is_some();

@@ -7,28 +7,19 @@
 //! single SQLite writer, so concurrent bookings cannot overfill a slot.
 
 use crate::Wfs;
+use crate::domain::membership::MembershipStatus;
+use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
-use crate::service::accounts::status as member_status;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use uuid::Uuid;
-
-/// Shift status values.
-pub mod status {
-    /// Created unassigned, or waiting for confirmation.
-    pub const PENDING: &str = "pending";
-    /// Assigned to a member.
-    pub const CONFIRMED: &str = "confirmed";
-    /// Cancelled; never counts in hours or on-duty state.
-    pub const CANCELLED: &str = "cancelled";
-}
 
 /// A shift (booking record) as the API shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,8 +32,8 @@ pub struct Shift {
     pub branch_id: Uuid,
     /// The assignee's user id, if assigned.
     pub user_id: Option<Uuid>,
-    /// `pending`, `confirmed` or `cancelled`.
-    pub status: String,
+    /// Pending (an open place), confirmed or cancelled.
+    pub status: ShiftStatus,
     /// Scheduled start (UTC).
     pub start: DateTime<Utc>,
     /// Scheduled end (UTC).
@@ -62,7 +53,7 @@ impl From<shift::Model> for Shift {
             slot_id: m.slot_id,
             branch_id: m.branch_id,
             user_id: m.user_id,
-            status: m.status,
+            status: ShiftStatus::from_stored(&m.status),
             start: m.start_at,
             end: m.end_at,
             clocked_in: m.clocked_in,
@@ -394,7 +385,7 @@ impl Wfs {
                     membership::Entity::find()
                         .filter(membership::Column::CompanyId.eq(company.0))
                         .filter(membership::Column::UserId.eq(user))
-                        .filter(membership::Column::Status.eq(member_status::ACTIVE))
+                        .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                         .one(conn)
                         .await?
                 }
@@ -416,7 +407,7 @@ impl Wfs {
         let live: Vec<shift::Model> = shift::Entity::find()
             .filter(shift::Column::SlotId.eq(slot.id))
             .filter(shift::Column::BookDate.eq(book_date.as_str()))
-            .filter(shift::Column::Status.ne(status::CANCELLED))
+            .filter(shift::Column::Status.ne(ShiftStatus::Cancelled.as_str()))
             .order_by_asc(shift::Column::Id)
             .all(conn)
             .await?;
@@ -432,23 +423,20 @@ impl Wfs {
             .filter(|s| s.membership_id.is_none())
             .cloned()
             .collect();
-        let room = (slot.max_staff_required as usize).saturating_sub(live.len());
-        let needed = members.len().max(1);
-        let fillable = if members.is_empty() {
-            0
-        } else {
-            open.len().min(members.len())
-        };
-        if needed - fillable > room {
-            return Err(Error::conflict("Shift slot is full on the selected day"));
-        }
+        let placement = shift_rule::place(
+            usize::try_from(slot.max_staff_required).unwrap_or(0),
+            live.len(),
+            open.len(),
+            members.len(),
+        )?;
+        open.truncate(placement.fill);
 
         let now = self.now();
         let reminders = (!input.reminders.is_empty())
             .then(|| serde_json::to_string(&input.reminders))
             .transpose()
             .map_err(Error::internal)?;
-        let mut booked = Vec::with_capacity(needed);
+        let mut booked = Vec::with_capacity(placement.fill + placement.create);
         if members.is_empty() {
             booked.push(
                 insert_shift(conn, &slot, "date", date, None, now, reminders.clone())
@@ -457,11 +445,12 @@ impl Wfs {
             );
         }
         for member in members {
+            // The capacity rule decided how many open places the assignees take.
             let shift = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
                 let mut active: shift::ActiveModel = place.into();
                 active.membership_id = Set(Some(member.id));
                 active.user_id = Set(Some(member.user_id));
-                active.status = Set(status::CONFIRMED.to_owned());
+                active.status = Set(ShiftStatus::Confirmed.as_str().to_owned());
                 if reminders.is_some() {
                     active.reminders = Set(reminders.clone());
                 }
@@ -502,12 +491,10 @@ impl Wfs {
         id: &str,
     ) -> Result<Shift> {
         let shift = find_shift(conn, company, id).await?;
-        if shift.status == status::CANCELLED {
-            return Err(Error::conflict("Shift is already cancelled"));
-        }
+        let cancelled = ShiftStatus::from_stored(&shift.status).cancel()?;
         let member = shift.membership_id;
         let mut active: shift::ActiveModel = shift.into();
-        active.status = Set(status::CANCELLED.to_owned());
+        active.status = Set(cancelled.as_str().to_owned());
         active.updated_at = Set(self.now());
         let shift = active.update(conn).await?;
         if let Some(member) = member {
@@ -556,12 +543,7 @@ async fn insert_shift(
         membership_id: Set(member.map(|m| m.id)),
         user_id: Set(member.map(|m| m.user_id)),
         book_date: Set(date.format("%Y-%m-%d").to_string()),
-        status: Set(if member.is_some() {
-            status::CONFIRMED
-        } else {
-            status::PENDING
-        }
-        .to_owned()),
+        status: Set(ShiftStatus::new_shift(member.is_some()).as_str().to_owned()),
         start_at: Set(start),
         end_at: Set(end),
         clocked_in: Set(None),

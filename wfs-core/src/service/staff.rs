@@ -19,13 +19,14 @@
 //! in the transactional outbox, committed together.
 
 use crate::Wfs;
+use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
-use crate::service::accounts::{normalize_email, privilege, status};
+use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
@@ -54,10 +55,10 @@ pub struct StaffMember {
     pub branch_id: Option<LocationId>,
     /// Assigned job role.
     pub job_role_id: Option<JobRoleId>,
-    /// 1 = Super Admin, 2 = Admin, 3 = Member.
-    pub privilege: i16,
-    /// 1 = active, 0 = deactivated.
-    pub status: i16,
+    /// Super admin, admin or member.
+    pub privilege: Privilege,
+    /// Active or deactivated.
+    pub status: MembershipStatus,
 }
 
 impl From<membership::Model> for StaffMember {
@@ -67,42 +68,8 @@ impl From<membership::Model> for StaffMember {
             user_id: m.user_id.into(),
             branch_id: m.branch_id.map(Into::into),
             job_role_id: m.job_role_id.map(Into::into),
-            privilege: m.privilege,
-            status: m.status,
-        }
-    }
-}
-
-/// A membership status as a list filter.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum StaffStatus {
-    /// Status 1 (the default filter).
-    #[default]
-    Active,
-    /// Status 0.
-    Deactivated,
-}
-
-impl StaffStatus {
-    /// Parses the `status` query value: `0` or `1`.
-    ///
-    /// # Errors
-    /// [`Error::Invalid`] for anything else.
-    pub fn parse(raw: &str) -> Result<Self> {
-        match raw.trim() {
-            "1" => Ok(Self::Active),
-            "0" => Ok(Self::Deactivated),
-            _ => Err(Error::invalid(format!(
-                "status must be 0 or 1 (got '{raw}')"
-            ))),
-        }
-    }
-
-    /// The stored value.
-    pub fn as_i16(self) -> i16 {
-        match self {
-            Self::Active => status::ACTIVE,
-            Self::Deactivated => status::DEACTIVATED,
+            privilege: Privilege::from_code(m.privilege),
+            status: MembershipStatus::from_code(m.status),
         }
     }
 }
@@ -115,7 +82,7 @@ pub struct StaffFilter {
     /// Only members holding this job role.
     pub job_role_id: Option<JobRoleId>,
     /// Only members with this status.
-    pub status: StaffStatus,
+    pub status: MembershipStatus,
 }
 
 /// One member to create, as received; [`Wfs::bulk_create_staff`] validates it.
@@ -193,7 +160,7 @@ struct ValidStaff {
     phone: String,
     gender: String,
     country_id: String,
-    privilege: i16,
+    privilege: Privilege,
 }
 
 /// An item ready to insert: valid fields and resolved references.
@@ -239,7 +206,7 @@ impl Wfs {
                 membership::Column::Status,
             ])
             .filter(membership::Column::CompanyId.eq(company.0))
-            .filter(membership::Column::Status.eq(filter.status.as_i16()))
+            .filter(membership::Column::Status.eq(filter.status.code()))
             .apply_if(filter.branch_id, |q, b| {
                 q.filter(membership::Column::BranchId.eq(b.0))
             })
@@ -257,8 +224,8 @@ impl Wfs {
                 user_id: user.into(),
                 branch_id: branch.map(Into::into),
                 job_role_id: role.map(Into::into),
-                privilege,
-                status,
+                privilege: Privilege::from_code(privilege),
+                status: MembershipStatus::from_code(status),
             })
             .collect())
     }
@@ -277,17 +244,17 @@ impl Wfs {
         id: MembershipId,
     ) -> Result<StaffMember> {
         let member = find_member(conn, company, id).await?;
-        if member.status == status::DEACTIVATED {
+        if MembershipStatus::from_code(member.status) == MembershipStatus::Deactivated {
             return Ok(member.into());
         }
         let v = self.next_resource_version(conn, company).await?;
         // The version bump locked the company's counter, so concurrent deactivations
         // of its super admins count one after the other: one of them stays.
-        if member.privilege == privilege::SUPER_ADMIN {
+        if Privilege::from_code(member.privilege) == Privilege::SuperAdmin {
             let others = membership::Entity::find()
                 .filter(membership::Column::CompanyId.eq(company.0))
-                .filter(membership::Column::Privilege.eq(privilege::SUPER_ADMIN))
-                .filter(membership::Column::Status.eq(status::ACTIVE))
+                .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
+                .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                 .filter(membership::Column::Id.ne(id.0))
                 .count(conn)
                 .await?;
@@ -299,15 +266,18 @@ impl Wfs {
         }
         // Conditional, so a concurrent deactivation that committed first wins alone.
         membership::Entity::update_many()
-            .col_expr(membership::Column::Status, Expr::value(status::DEACTIVATED))
+            .col_expr(
+                membership::Column::Status,
+                Expr::value(MembershipStatus::Deactivated.code()),
+            )
             .col_expr(membership::Column::ResourceVersion, Expr::value(v.version))
             .col_expr(membership::Column::UpdatedAt, Expr::value(v.updated_at))
             .filter(membership::Column::Id.eq(id.0))
-            .filter(membership::Column::Status.eq(status::ACTIVE))
+            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .exec(conn)
             .await?;
         Ok(StaffMember {
-            status: status::DEACTIVATED,
+            status: MembershipStatus::Deactivated,
             ..member.into()
         })
     }
@@ -490,8 +460,8 @@ impl Wfs {
             user_id: Set(user_id.0),
             branch_id: Set(Some(member.branch.0)),
             job_role_id: Set(Some(member.job_role.0)),
-            privilege: Set(f.privilege),
-            status: Set(status::ACTIVE),
+            privilege: Set(f.privilege.code()),
+            status: Set(MembershipStatus::Active.code()),
             resource_version: Set(v.version),
             updated_at: Set(v.updated_at),
             created_at: Set(now),
@@ -577,14 +547,7 @@ fn validate(item: &NewStaffMember) -> Result<ValidStaff> {
         }
     };
     let country_id = required_text("countryId", &item.country_id, COUNTRY_MAX)?;
-    let privilege = match item.privilege {
-        p @ 1..=3 => p as i16,
-        other => {
-            return Err(Error::invalid(format!(
-                "privilege must be 1, 2 or 3 (got {other})"
-            )));
-        }
-    };
+    let privilege = Privilege::parse(item.privilege)?;
     Ok(ValidStaff {
         first_name,
         last_name,
@@ -808,15 +771,6 @@ mod tests {
         assert_eq!(user_name(" ada.l_1-x ").unwrap(), "ada.l_1-x");
         for bad in ["", "ada lovelace", "ada@x.io", &"a".repeat(65)] {
             assert!(user_name(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn only_0_and_1_are_statuses() {
-        assert_eq!(StaffStatus::parse("1").unwrap(), StaffStatus::Active);
-        assert_eq!(StaffStatus::parse("0").unwrap(), StaffStatus::Deactivated);
-        for bad in ["", "2", "-1", "active", "1.0"] {
-            assert!(StaffStatus::parse(bad).is_err(), "{bad}");
         }
     }
 }

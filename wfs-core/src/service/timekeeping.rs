@@ -16,11 +16,12 @@
 //! ```
 
 use crate::Wfs;
+use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::{overtime_record, shift};
-use crate::service::shifts::{Shift, find_shift, status};
+use crate::service::shifts::{Shift, find_shift};
 use crate::service::staff::find_member;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
@@ -40,7 +41,7 @@ impl Wfs {
         at: DateTime<Utc>,
     ) -> Result<Shift> {
         let shift = find_shift(conn, company, shift_id).await?;
-        if shift.status == status::CANCELLED {
+        if !ShiftStatus::from_stored(&shift.status).is_live() {
             return Err(Error::conflict("Shift is cancelled"));
         }
         if shift.membership_id.is_none() {
@@ -99,7 +100,7 @@ impl Wfs {
             return Err(Error::invalid("break minutes must be between 1 and 1440"));
         }
         let shift = find_shift(conn, company, shift_id).await?;
-        if shift.status == status::CANCELLED {
+        if !ShiftStatus::from_stored(&shift.status).is_live() {
             return Err(Error::conflict("Shift is cancelled"));
         }
         let total = shift.total_break_minutes.saturating_add(minutes);

@@ -20,7 +20,10 @@
 //! floor once, on the first page (`updated_at` grows with the version).
 
 use crate::Wfs;
+use crate::domain::membership::MembershipStatus;
+use crate::domain::shift::ShiftStatus;
 use crate::domain::signed::SealKey;
+pub use crate::domain::supply::SupplyStatus;
 use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
@@ -28,8 +31,6 @@ use crate::persistence::entity::{
     job_role, location, member_skill, membership, membership_tombstone, shift, skill_set,
     unavailability,
 };
-use crate::service::accounts::status as member_status;
-use crate::service::shifts::status as shift_status;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -48,31 +49,6 @@ pub const DEFAULT_WINDOW: Duration = Duration::days(30);
 /// Longest window.
 pub const MAX_WINDOW: Duration = Duration::days(90);
 const MAX_CURSOR_LEN: usize = 1024;
-
-/// What a member's supply looks like at the window's start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SupplyStatus {
-    /// The membership is deactivated.
-    Inactive,
-    /// Inside an unavailability interval.
-    Unavailable,
-    /// Inside a non-cancelled shift assigned to the member.
-    OnDuty,
-    /// None of the above.
-    OffDuty,
-}
-
-impl SupplyStatus {
-    /// Wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Inactive => "inactive",
-            Self::Unavailable => "unavailable",
-            Self::OnDuty => "on_duty",
-            Self::OffDuty => "off_duty",
-        }
-    }
-}
 
 /// An id and display name.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,8 +81,8 @@ pub struct ResourceShift {
     pub start: DateTime<Utc>,
     /// End (UTC).
     pub end: DateTime<Utc>,
-    /// `pending` or `confirmed`.
-    pub status: String,
+    /// Pending or confirmed (cancelled shifts are not listed).
+    pub status: ShiftStatus,
 }
 
 /// An unavailability interval `[start, end)`.
@@ -525,7 +501,7 @@ async fn hydrate(
     let mut shifts: HashMap<Uuid, Vec<ResourceShift>> = HashMap::new();
     for s in shift::Entity::find()
         .filter(shift::Column::MembershipId.is_in(ids.iter().copied()))
-        .filter(shift::Column::Status.ne(shift_status::CANCELLED))
+        .filter(shift::Column::Status.ne(ShiftStatus::Cancelled.as_str()))
         .filter(shift::Column::StartAt.lt(to))
         .filter(shift::Column::EndAt.gt(from))
         .order_by_asc(shift::Column::StartAt)
@@ -539,7 +515,7 @@ async fn hydrate(
                 slot_id: s.slot_id,
                 start: s.start_at,
                 end: s.end_at,
-                status: s.status,
+                status: ShiftStatus::from_stored(&s.status),
             });
         }
     }
@@ -570,16 +546,12 @@ async fn hydrate(
             quals.sort_by(|a, b| a.code.cmp(&b.code).then(a.id.cmp(&b.id)));
             let shifts = shifts.remove(&m.id).unwrap_or_default();
             let intervals = intervals.remove(&m.id).unwrap_or_default();
-            let contains = |start: DateTime<Utc>, end: DateTime<Utc>| start <= from && from < end;
-            let supply_status = if m.status != member_status::ACTIVE {
-                SupplyStatus::Inactive
-            } else if intervals.iter().any(|i| contains(i.start, i.end)) {
-                SupplyStatus::Unavailable
-            } else if shifts.iter().any(|s| contains(s.start, s.end)) {
-                SupplyStatus::OnDuty
-            } else {
-                SupplyStatus::OffDuty
-            };
+            let supply_status = SupplyStatus::at(
+                from,
+                MembershipStatus::from_code(m.status),
+                intervals.iter().map(|i| (i.start, i.end)),
+                shifts.iter().map(|s| (s.start, s.end)),
+            );
             let resource = WorkforceResource {
                 id: m.id.into(),
                 role: m.job_role_id.map(|id| NamedRef {

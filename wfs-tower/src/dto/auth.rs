@@ -58,7 +58,7 @@ impl From<CompanyAccess> for CompanyItem {
         Self {
             id: c.id.to_string(),
             name: c.name,
-            privilege: c.privilege,
+            privilege: c.privilege.code(),
         }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) struct ShiftRecord {
     user_id: Option<String>,
     /// `pending`, `confirmed` or `cancelled`.
     #[schema(example = "confirmed")]
-    status: String,
+    status: &'static str,
     /// Scheduled start, UTC.
     start: DateTime<Utc>,
     /// Scheduled end, UTC.
@@ -40,7 +40,7 @@ impl From<Shift> for ShiftRecord {
             slot_id: s.slot_id.to_string(),
             branch_id: s.branch_id.to_string(),
             user_id: s.user_id.map(|u| u.to_string()),
-            status: s.status,
+            status: s.status.as_str(),
             start: s.start,
             end: s.end,
             clocked_in: s.clocked_in,

@@ -36,8 +36,8 @@ impl From<StaffMember> for StaffMemberResponse {
             user_id: m.user_id.to_string(),
             branch_id: m.branch_id.map(|id| id.to_string()),
             job_role_id: m.job_role_id.map(|id| id.to_string()),
-            privilege: m.privilege,
-            status: m.status,
+            privilege: m.privilege.code(),
+            status: m.status.code(),
         }
     }
 }

@@ -63,7 +63,7 @@ struct ShiftItem {
     slot_id: String,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
-    status: String,
+    status: &'static str,
 }
 
 /// A half-open unavailability interval: start inclusive, end exclusive.
@@ -147,7 +147,7 @@ impl From<WorkforceResource> for Resource {
                     slot_id: s.slot_id.to_string(),
                     start: s.start,
                     end: s.end,
-                    status: s.status,
+                    status: s.status.as_str(),
                 })
                 .collect(),
             unavailable_intervals: r

@@ -10,8 +10,9 @@ use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::MembershipId;
+use wfs_core::domain::membership::MembershipStatus;
 use wfs_core::domain::scope::Scope;
-use wfs_core::service::staff::{StaffFilter, StaffStatus};
+use wfs_core::service::staff::StaffFilter;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -37,7 +38,7 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let status = q
         .status
         .as_deref()
-        .map(StaffStatus::parse)
+        .map(MembershipStatus::parse)
         .transpose()?
         .unwrap_or_default();
     // A filter id that is not even well-formed names nothing: an empty list.
