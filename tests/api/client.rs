@@ -499,7 +499,7 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
         })
         .await
         .unwrap();
-    let shift = &booked.shifts[0].id;
+    let shift: wfs_core::ShiftId = booked.shifts[0].id.parse().unwrap();
     let tx = s.app.wfs.begin().await.unwrap();
     let w = &s.app.wfs;
     w.clock_in(&*tx, s.company_id(), shift, at("2026-11-16T14:00:00Z"))

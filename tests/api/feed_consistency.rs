@@ -97,7 +97,7 @@ async fn write(
     changes: Arc<AtomicUsize>,
 ) {
     let wfs = &app.wfs;
-    let mut intervals: Vec<uuid::Uuid> = Vec::new();
+    let mut intervals: Vec<wfs_core::UnavailabilityId> = Vec::new();
     let mut deleted = 0;
     for i in 0..CHANGES_PER_WRITER {
         let member = mine[i % mine.len()];

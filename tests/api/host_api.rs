@@ -4,7 +4,7 @@
 use crate::helpers::*;
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use wfs_core::{CompanyId, Error, MembershipId};
+use wfs_core::{CompanyId, Error, MembershipId, ShiftId, SkillSetId};
 
 fn at(s: &str) -> DateTime<Utc> {
     s.parse().unwrap()
@@ -15,8 +15,8 @@ struct Setup {
     company: CompanyId,
     key: Key,
     member: MembershipId,
-    shift: String,
-    open_shift: String,
+    shift: ShiftId,
+    open_shift: ShiftId,
 }
 
 async fn setup() -> Setup {
@@ -53,8 +53,16 @@ async fn setup() -> Setup {
     Setup {
         company: company.id.parse().unwrap(),
         member: member.parse().unwrap(),
-        shift: booked.body["shifts"][0]["id"].as_str().unwrap().into(),
-        open_shift: open.body["shifts"][0]["id"].as_str().unwrap().into(),
+        shift: booked.body["shifts"][0]["id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap(),
+        open_shift: open.body["shifts"][0]["id"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap(),
         app,
         key,
     }
@@ -66,22 +74,22 @@ async fn clock_in_break_and_clock_out_show_on_the_shift() {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .clock_in(&*tx, s.company, &s.shift, at("2026-11-16T07:58:00Z"))
+        .clock_in(&*tx, s.company, s.shift, at("2026-11-16T07:58:00Z"))
         .await
         .unwrap();
     s.app
         .wfs
-        .record_break(&*tx, s.company, &s.shift, 20)
+        .record_break(&*tx, s.company, s.shift, 20)
         .await
         .unwrap();
     s.app
         .wfs
-        .record_break(&*tx, s.company, &s.shift, 15)
+        .record_break(&*tx, s.company, s.shift, 15)
         .await
         .unwrap();
     s.app
         .wfs
-        .clock_out(&*tx, s.company, &s.shift, at("2026-11-16T16:03:00Z"))
+        .clock_out(&*tx, s.company, s.shift, at("2026-11-16T16:03:00Z"))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -102,7 +110,7 @@ async fn clocking_follows_the_shifts_state() {
     let tx = w.begin().await.unwrap();
     assert!(
         matches!(
-            w.clock_out(&*tx, s.company, &s.shift, at("2026-11-16T16:00:00Z"))
+            w.clock_out(&*tx, s.company, s.shift, at("2026-11-16T16:00:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
@@ -110,18 +118,18 @@ async fn clocking_follows_the_shifts_state() {
     );
     assert!(
         matches!(
-            w.clock_in(&*tx, s.company, &s.open_shift, at("2026-11-16T08:00:00Z"))
+            w.clock_in(&*tx, s.company, s.open_shift, at("2026-11-16T08:00:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
         "no assignee"
     );
-    w.clock_in(&*tx, s.company, &s.shift, at("2026-11-16T08:00:00Z"))
+    w.clock_in(&*tx, s.company, s.shift, at("2026-11-16T08:00:00Z"))
         .await
         .unwrap();
     assert!(
         matches!(
-            w.clock_in(&*tx, s.company, &s.shift, at("2026-11-16T08:01:00Z"))
+            w.clock_in(&*tx, s.company, s.shift, at("2026-11-16T08:01:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
@@ -129,18 +137,18 @@ async fn clocking_follows_the_shifts_state() {
     );
     assert!(
         matches!(
-            w.clock_out(&*tx, s.company, &s.shift, at("2026-11-16T07:00:00Z"))
+            w.clock_out(&*tx, s.company, s.shift, at("2026-11-16T07:00:00Z"))
                 .await,
             Err(Error::Invalid(_))
         ),
         "before clock-in"
     );
     assert!(matches!(
-        w.record_break(&*tx, s.company, &s.shift, 0).await,
+        w.record_break(&*tx, s.company, s.shift, 0).await,
         Err(Error::Invalid(_))
     ));
     assert!(matches!(
-        w.clock_in(&*tx, s.company, "nope", at("2026-11-16T08:00:00Z"))
+        w.clock_in(&*tx, s.company, ShiftId::new(), at("2026-11-16T08:00:00Z"))
             .await,
         Err(Error::NotFound { kind: "Shift" })
     ));
@@ -152,7 +160,7 @@ async fn clocking_follows_the_shifts_state() {
     let tx = w.begin().await.unwrap();
     assert!(
         matches!(
-            w.record_break(&*tx, s.company, &s.open_shift, 10).await,
+            w.record_break(&*tx, s.company, s.open_shift, 10).await,
             Err(Error::Conflict(_))
         ),
         "cancelled"
@@ -166,7 +174,7 @@ async fn another_companys_records_are_unknown_to_the_host_api() {
     let w = &s.app.wfs;
     let tx = w.begin().await.unwrap();
     assert!(matches!(
-        w.clock_in(&*tx, other, &s.shift, at("2026-11-16T08:00:00Z"))
+        w.clock_in(&*tx, other, s.shift, at("2026-11-16T08:00:00Z"))
             .await,
         Err(Error::NotFound { .. })
     ));
@@ -267,7 +275,7 @@ async fn qualifications_are_added_once_and_removed() {
         Err(Error::NotFound { .. })
     ));
     assert!(matches!(
-        w.add_qualification(&*tx, s.company, s.member, uuid::Uuid::now_v7())
+        w.add_qualification(&*tx, s.company, s.member, SkillSetId::new())
             .await,
         Err(Error::NotFound { kind: "Skill set" })
     ));

@@ -105,11 +105,21 @@ async fn populate(app: TestApp, name: &str) -> Populated {
     let tx = app.wfs.begin().await.unwrap();
     for id in &shift_ids {
         app.wfs
-            .clock_in(&*tx, company_id, id, at("2026-11-16T08:00:00Z"))
+            .clock_in(
+                &*tx,
+                company_id,
+                id.parse().unwrap(),
+                at("2026-11-16T08:00:00Z"),
+            )
             .await
             .unwrap();
         app.wfs
-            .clock_out(&*tx, company_id, id, at("2026-11-16T15:00:00Z"))
+            .clock_out(
+                &*tx,
+                company_id,
+                id.parse().unwrap(),
+                at("2026-11-16T15:00:00Z"),
+            )
             .await
             .unwrap();
     }

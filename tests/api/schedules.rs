@@ -63,12 +63,22 @@ impl Scene {
         let tx = self.app.wfs.begin().await.unwrap();
         self.app
             .wfs
-            .clock_in(&*tx, self.company_id(), shift, at(clock_in))
+            .clock_in(
+                &*tx,
+                self.company_id(),
+                shift.parse().unwrap(),
+                at(clock_in),
+            )
             .await
             .unwrap();
         self.app
             .wfs
-            .clock_out(&*tx, self.company_id(), shift, at(clock_out))
+            .clock_out(
+                &*tx,
+                self.company_id(),
+                shift.parse().unwrap(),
+                at(clock_out),
+            )
             .await
             .unwrap();
         tx.commit().await.unwrap();
@@ -340,7 +350,7 @@ async fn hours_count_the_shorter_of_clocked_and_scheduled_time_per_day() {
         .clock_in(
             &*tx,
             s.company_id(),
-            &half[0],
+            half[0].parse().unwrap(),
             "2026-11-16T08:00:00Z".parse().unwrap(),
         )
         .await

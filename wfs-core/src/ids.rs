@@ -75,4 +75,12 @@ id_type! {
     JobRoleId,
     /// An API key record (not the public client id).
     ApiKeyId,
+    /// A shift slot: a recurring place on a weekday.
+    SlotId,
+    /// A shift: one booking of a slot on a date.
+    ShiftId,
+    /// A company's skill set (qualification kind).
+    SkillSetId,
+    /// An unavailability interval of a member.
+    UnavailabilityId,
 }

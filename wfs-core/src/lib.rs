@@ -48,7 +48,10 @@ pub mod service;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{AuthFailure, Error, IdempotencyConflict, Result};
-pub use ids::{ApiKeyId, CompanyId, JobRoleId, LocationId, MembershipId, UserId};
+pub use ids::{
+    ApiKeyId, CompanyId, JobRoleId, LocationId, MembershipId, ShiftId, SkillSetId, SlotId,
+    UnavailabilityId, UserId,
+};
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
 pub use sea_orm::{self, ConnectionTrait};

@@ -257,13 +257,12 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
             let booked = wfs.book_shift(conn, company, booking).await?;
             // Past shifts were worked: clock times a few minutes off schedule.
             for shift in booked.shifts.iter().filter(|s| s.end < wfs.now()) {
-                let id = shift.id.to_string();
+                let id = shift.id;
                 let early = Duration::minutes(dice.roll(15) as i64 - 5);
                 let late = Duration::minutes(dice.roll(40) as i64 - 10);
-                wfs.clock_in(conn, company, &id, shift.start + early)
-                    .await?;
-                wfs.record_break(conn, company, &id, 30).await?;
-                wfs.clock_out(conn, company, &id, shift.end + late).await?;
+                wfs.clock_in(conn, company, id, shift.start + early).await?;
+                wfs.record_break(conn, company, id, 30).await?;
+                wfs.clock_out(conn, company, id, shift.end + late).await?;
             }
         }
     }

@@ -18,7 +18,7 @@
 use crate::Wfs;
 use crate::domain::validate::{optional_text, required_text};
 use crate::error::{Error, OnConstraint, Result};
-use crate::ids::{CompanyId, MembershipId};
+use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
 use crate::persistence::entity::{
     member_skill, membership, membership_tombstone, skill_set, unavailability,
 };
@@ -41,7 +41,7 @@ impl Wfs {
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         reason: &str,
-    ) -> Result<Uuid> {
+    ) -> Result<UnavailabilityId> {
         if end <= start {
             return Err(Error::invalid("end must be after start"));
         }
@@ -60,7 +60,7 @@ impl Wfs {
         .insert(conn)
         .await?;
         self.bump_membership(conn, company, member).await?;
-        Ok(id)
+        Ok(id.into())
     }
 
     /// Removes an unavailability interval.
@@ -71,14 +71,16 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
-        id: Uuid,
+        id: UnavailabilityId,
     ) -> Result<()> {
-        let found = unavailability::Entity::find_by_id(id)
+        let found = unavailability::Entity::find_by_id(id.0)
             .filter(unavailability::Column::CompanyId.eq(company.0))
             .one(conn)
             .await?
             .ok_or(Error::not_found("Unavailability"))?;
-        unavailability::Entity::delete_by_id(id).exec(conn).await?;
+        unavailability::Entity::delete_by_id(id.0)
+            .exec(conn)
+            .await?;
         self.bump_membership(conn, company, found.membership_id.into())
             .await
     }
@@ -94,7 +96,7 @@ impl Wfs {
         company: CompanyId,
         code: &str,
         name: &str,
-    ) -> Result<Uuid> {
+    ) -> Result<SkillSetId> {
         let id = Uuid::now_v7();
         skill_set::ActiveModel {
             id: Set(id),
@@ -105,7 +107,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        Ok(id)
+        Ok(id.into())
     }
 
     /// Records a verified qualification: the member holds the skill set, checked. An
@@ -118,16 +120,16 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         company: CompanyId,
         member: MembershipId,
-        skill_set: Uuid,
+        skill_set: SkillSetId,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        skill_set::Entity::find_by_id(skill_set)
+        skill_set::Entity::find_by_id(skill_set.0)
             .filter(skill_set::Column::CompanyId.eq(company.0))
             .one(conn)
             .await?
             .ok_or(Error::not_found("Skill set"))?;
         let now = self.now();
-        let existing = member_skill::Entity::find_by_id((member.0, skill_set))
+        let existing = member_skill::Entity::find_by_id((member.0, skill_set.0))
             .one(conn)
             .await?;
         match existing {
@@ -140,7 +142,7 @@ impl Wfs {
             None => {
                 member_skill::ActiveModel {
                     membership_id: Set(member.0),
-                    skill_set_id: Set(skill_set),
+                    skill_set_id: Set(skill_set.0),
                     verified_at: Set(Some(now)),
                     created_at: Set(now),
                 }
@@ -161,10 +163,10 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         company: CompanyId,
         member: MembershipId,
-        skill_set: Uuid,
+        skill_set: SkillSetId,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        let deleted = member_skill::Entity::delete_by_id((member.0, skill_set))
+        let deleted = member_skill::Entity::delete_by_id((member.0, skill_set.0))
             .exec(conn)
             .await?
             .rows_affected;

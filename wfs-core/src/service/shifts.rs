@@ -12,7 +12,7 @@ use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, JobRoleId, LocationId};
+use crate::ids::{CompanyId, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
@@ -25,9 +25,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shift {
     /// Shift id.
-    pub id: Uuid,
+    pub id: ShiftId,
     /// Its slot.
-    pub slot_id: Uuid,
+    pub slot_id: SlotId,
     /// The slot's location.
     pub branch_id: Uuid,
     /// The assignee's user id, if assigned.
@@ -49,8 +49,8 @@ pub struct Shift {
 impl From<shift::Model> for Shift {
     fn from(m: shift::Model) -> Self {
         Self {
-            id: m.id,
-            slot_id: m.slot_id,
+            id: m.id.into(),
+            slot_id: m.slot_id.into(),
             branch_id: m.branch_id,
             user_id: m.user_id,
             status: ShiftStatus::from_stored(&m.status),
@@ -328,7 +328,7 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown, malformed or other company's id.
-    pub async fn get_shift(&self, company: CompanyId, id: &str) -> Result<Shift> {
+    pub async fn get_shift(&self, company: CompanyId, id: ShiftId) -> Result<Shift> {
         Ok(find_shift(self.store().conn(), company, id).await?.into())
     }
 
@@ -488,7 +488,7 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
-        id: &str,
+        id: ShiftId,
     ) -> Result<Shift> {
         let shift = find_shift(conn, company, id).await?;
         let cancelled = ShiftStatus::from_stored(&shift.status).cancel()?;
@@ -507,10 +507,9 @@ impl Wfs {
 pub(crate) async fn find_shift(
     conn: &impl ConnectionTrait,
     company: CompanyId,
-    id: &str,
+    id: ShiftId,
 ) -> Result<shift::Model> {
-    let id: Uuid = id.trim().parse().map_err(|_| Error::not_found("Shift"))?;
-    shift::Entity::find_by_id(id)
+    shift::Entity::find_by_id(id.0)
         .filter(shift::Column::CompanyId.eq(company.0))
         .one(conn)
         .await?

@@ -3,7 +3,7 @@
 //! from its own handlers, and `/hours` and `/overtime` read them.
 //!
 //! ```no_run
-//! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, shift_id: &str) -> wfs_core::Result<()> {
+//! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, shift_id: wfs_core::ShiftId) -> wfs_core::Result<()> {
 //! let tx = wfs.begin().await?;
 //! wfs.clock_in(&*tx, company, shift_id, wfs.now()).await?;
 //! tx.commit().await?;
@@ -19,7 +19,7 @@ use crate::Wfs;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, MembershipId};
+use crate::ids::{CompanyId, MembershipId, ShiftId};
 use crate::persistence::entity::{overtime_record, shift};
 use crate::service::shifts::{Shift, find_shift};
 use crate::service::staff::find_member;
@@ -37,7 +37,7 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
-        shift_id: &str,
+        shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
         let shift = find_shift(conn, company, shift_id).await?;
@@ -65,7 +65,7 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
-        shift_id: &str,
+        shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
         let shift = find_shift(conn, company, shift_id).await?;
@@ -93,7 +93,7 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
-        shift_id: &str,
+        shift_id: ShiftId,
         minutes: i32,
     ) -> Result<Shift> {
         if !(1..=1440).contains(&minutes) {

@@ -377,9 +377,13 @@ impl Wfs {
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown, malformed or other company's id.
-    pub async fn get_workforce_resource(&self, company: CompanyId, id: &str) -> Result<FeedItem> {
+    pub async fn get_workforce_resource(
+        &self,
+        company: CompanyId,
+        id: MembershipId,
+    ) -> Result<FeedItem> {
         let not_found = || Error::not_found("Workforce resource");
-        let id: Uuid = id.trim().parse().map_err(|_| not_found())?;
+        let id = id.0;
         let from = self.now();
         let tx = self.store().read_snapshot().await?;
         let mut found = hydrate(&tx, company, &[id], from, from + DEFAULT_WINDOW).await?;

@@ -6,7 +6,7 @@ use crate::auth::Access;
 use crate::dto::limits::Bounded;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{json, query};
+use crate::extract::{json, path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
@@ -37,7 +37,10 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: ShiftsQuery = query(ctx.query)?;
     let company = ctx.key()?.company_id;
     if let Some(id) = q.shift_id {
-        let shift = ctx.wfs.get_shift(company, &id).await?;
+        let shift = ctx
+            .wfs
+            .get_shift(company, path_id(id.trim(), "Shift")?)
+            .await?;
         return Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift.into()));
     }
     let slots = ctx
@@ -148,7 +151,11 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ))]
 pub(crate) async fn cancel_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ctx.wfs
-        .cancel_shift(ctx.tx()?, ctx.key()?.company_id, ctx.id())
+        .cancel_shift(
+            ctx.tx()?,
+            ctx.key()?.company_id,
+            path_id(ctx.id(), "Shift")?,
+        )
         .await?;
     Reply::message("Shift cancelled")
 }

@@ -5,7 +5,7 @@ use super::Route;
 use crate::auth::Access;
 use crate::dto::workforce::*;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{instant, query};
+use crate::extract::{instant, path_id, query};
 use crate::reply::Reply;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use wfs_core::domain::scope::Scope;
@@ -104,7 +104,10 @@ pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, 
 pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let item = ctx
         .wfs
-        .get_workforce_resource(ctx.key()?.company_id, ctx.id())
+        .get_workforce_resource(
+            ctx.key()?.company_id,
+            path_id(ctx.id(), "Workforce resource")?,
+        )
         .await?;
     Reply::json(StatusCode::OK, &Item::from(item))
 }
