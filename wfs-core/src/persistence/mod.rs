@@ -12,6 +12,7 @@
 
 pub mod entity;
 pub mod migration;
+pub(crate) mod repo;
 
 use crate::error::{Error, Result};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};

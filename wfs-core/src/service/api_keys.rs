@@ -13,6 +13,7 @@ use crate::domain::validate::required_text;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{ApiKeyId, CompanyId};
 use crate::persistence::entity::api_key;
+use crate::persistence::repo::{find_owned, owned_by};
 use crate::principal::{AdminPrincipal, KeyPrincipal};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
@@ -227,8 +228,7 @@ impl Wfs {
     /// Lists the admin's company's keys, oldest first, revoked ones included.
     pub async fn list_api_keys(&self, admin: AdminPrincipal) -> Result<Vec<ApiKeyInfo>> {
         let now = self.now();
-        Ok(api_key::Entity::find()
-            .filter(api_key::Column::CompanyId.eq(admin.company_id.0))
+        Ok(owned_by::<api_key::Entity>(admin.company_id)
             .order_by_asc(api_key::Column::CreatedAt)
             .order_by_asc(api_key::Column::Id)
             .all(self.store().conn())
@@ -329,11 +329,7 @@ impl Wfs {
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<api_key::Model> {
-        let key = api_key::Entity::find_by_id(id.0)
-            .filter(api_key::Column::CompanyId.eq(admin.company_id.0))
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("API key"))?;
+        let key = find_owned::<api_key::Entity>(conn, admin.company_id, id.0, "API key").await?;
         if key.revoked_at.is_some() {
             return Err(Error::conflict("API key is revoked"));
         }

@@ -6,6 +6,7 @@ use crate::domain::signed::SealKey;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::entity::{company, membership, user};
+use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
 use crate::service::accounts::verify_password_off_thread;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -216,9 +217,8 @@ impl Wfs {
         if claims.exp <= self.now().timestamp() {
             return Err(invalid());
         }
-        let entitled = membership::Entity::find()
+        let entitled = owned_by::<membership::Entity>(claims.cid.into())
             .filter(membership::Column::UserId.eq(claims.sub))
-            .filter(membership::Column::CompanyId.eq(claims.cid))
             .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
             .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .one(self.store().conn())

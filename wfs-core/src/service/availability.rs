@@ -22,9 +22,10 @@ use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
 use crate::persistence::entity::{
     member_skill, membership, membership_tombstone, skill_set, unavailability,
 };
+use crate::persistence::repo::find_owned;
 use crate::service::staff::find_member;
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -73,11 +74,8 @@ impl Wfs {
         company: CompanyId,
         id: UnavailabilityId,
     ) -> Result<()> {
-        let found = unavailability::Entity::find_by_id(id.0)
-            .filter(unavailability::Column::CompanyId.eq(company.0))
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("Unavailability"))?;
+        let found =
+            find_owned::<unavailability::Entity>(conn, company, id.0, "Unavailability").await?;
         unavailability::Entity::delete_by_id(id.0)
             .exec(conn)
             .await?;
@@ -123,11 +121,7 @@ impl Wfs {
         skill_set: SkillSetId,
     ) -> Result<()> {
         find_member(conn, company, member).await?;
-        skill_set::Entity::find_by_id(skill_set.0)
-            .filter(skill_set::Column::CompanyId.eq(company.0))
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("Skill set"))?;
+        find_owned::<skill_set::Entity>(conn, company, skill_set.0, "Skill set").await?;
         let now = self.now();
         let existing = member_skill::Entity::find_by_id((member.0, skill_set.0))
             .one(conn)

@@ -5,10 +5,11 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::entity::{job_role, membership};
+use crate::persistence::repo::owned_by;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
+    Set,
 };
 
 /// A job role as the API shows it.
@@ -99,14 +100,13 @@ impl Wfs {
     pub async fn list_job_roles(&self, company: CompanyId) -> Result<Vec<JobRole>> {
         // Only the columns the answer shows: decoding whole rows (three timestamps
         // each) costs more than the query on this hot path.
-        Ok(job_role::Entity::find()
+        Ok(owned_by::<job_role::Entity>(company)
             .select_only()
             .columns([
                 job_role::Column::Id,
                 job_role::Column::Title,
                 job_role::Column::WeeklyHours,
             ])
-            .filter(job_role::Column::CompanyId.eq(company.0))
             .filter(job_role::Column::DeletedAt.is_null())
             .order_by(
                 Expr::expr(Func::lower(Expr::col(job_role::Column::Title))),
@@ -270,8 +270,8 @@ async fn find_live(
     company: CompanyId,
     id: JobRoleId,
 ) -> Result<job_role::Model> {
-    job_role::Entity::find_by_id(id.0)
-        .filter(job_role::Column::CompanyId.eq(company.0))
+    owned_by::<job_role::Entity>(company)
+        .filter(job_role::Column::Id.eq(id.0))
         .filter(job_role::Column::DeletedAt.is_null())
         .one(conn)
         .await?

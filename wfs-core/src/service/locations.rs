@@ -9,11 +9,9 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::entity::{location, membership};
+use crate::persistence::repo::{find_owned, owned_by};
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder,
-    Set,
-};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};
 
 /// Color of a location created without `hexcode`.
 pub const DEFAULT_HEXCODE: &str = "#3B82F6";
@@ -200,8 +198,7 @@ impl Wfs {
     /// The company's locations, alphabetically by name (case-insensitive, ties by
     /// exact name, then id).
     pub async fn list_locations(&self, company: CompanyId) -> Result<Vec<Location>> {
-        Ok(location::Entity::find()
-            .filter(location::Column::CompanyId.eq(company.0))
+        Ok(owned_by::<location::Entity>(company)
             .order_by(
                 Expr::expr(Func::lower(Expr::col(location::Column::Name))),
                 Order::Asc,
@@ -369,11 +366,7 @@ async fn find(
     company: CompanyId,
     id: LocationId,
 ) -> Result<location::Model> {
-    location::Entity::find_by_id(id.0)
-        .filter(location::Column::CompanyId.eq(company.0))
-        .one(conn)
-        .await?
-        .ok_or(Error::not_found("Location"))
+    find_owned::<location::Entity>(conn, company, id.0, "Location").await
 }
 
 #[cfg(test)]

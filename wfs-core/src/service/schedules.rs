@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::entity::{job_role, shift};
 use crate::persistence::is_postgres;
+use crate::persistence::repo::owned_by;
 use crate::service::shifts::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use sea_orm::{
@@ -125,8 +126,7 @@ impl Wfs {
                 has_more: false,
             })
         };
-        let mut query = shift::Entity::find()
-            .filter(shift::Column::CompanyId.eq(company.0))
+        let mut query = owned_by::<shift::Entity>(company)
             .filter(shift::Column::StartAt.gte(from))
             .filter(shift::Column::StartAt.lt(to));
         if let Some(raw) = &q.user_ids {

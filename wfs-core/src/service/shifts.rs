@@ -14,6 +14,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
+use crate::persistence::repo::{find_owned, owned_by};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -274,8 +275,7 @@ impl Wfs {
         branch_id: Option<&str>,
         job_role_id: Option<&str>,
     ) -> Result<Vec<Slot>> {
-        let mut query =
-            shift_slot::Entity::find().filter(shift_slot::Column::CompanyId.eq(company.0));
+        let mut query = owned_by::<shift_slot::Entity>(company);
         for (raw, column) in [
             (branch_id, shift_slot::Column::BranchId),
             (job_role_id, shift_slot::Column::JobRoleId),
@@ -363,8 +363,8 @@ impl Wfs {
         }
         let slot_id = referenced_id(&input.slot_id, "Shift slot")?;
         // Lock the slot row until commit so concurrent bookings count the same places.
-        let mut find = shift_slot::Entity::find_by_id(slot_id)
-            .filter(shift_slot::Column::CompanyId.eq(company.0));
+        let mut find =
+            owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(slot_id));
         if crate::persistence::is_postgres(conn) {
             find = find.lock_exclusive();
         }
@@ -382,8 +382,7 @@ impl Wfs {
         for a in &input.assignees {
             let member = match a.user_id.trim().parse::<Uuid>() {
                 Ok(user) => {
-                    membership::Entity::find()
-                        .filter(membership::Column::CompanyId.eq(company.0))
+                    owned_by::<membership::Entity>(company)
                         .filter(membership::Column::UserId.eq(user))
                         .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                         .one(conn)
@@ -509,11 +508,7 @@ pub(crate) async fn find_shift(
     company: CompanyId,
     id: ShiftId,
 ) -> Result<shift::Model> {
-    shift::Entity::find_by_id(id.0)
-        .filter(shift::Column::CompanyId.eq(company.0))
-        .one(conn)
-        .await?
-        .ok_or(Error::not_found("Shift"))
+    find_owned::<shift::Entity>(conn, company, id.0, "Shift").await
 }
 
 async fn insert_shift(

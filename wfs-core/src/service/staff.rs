@@ -12,6 +12,7 @@ use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::membership;
+use crate::persistence::repo::{find_owned, owned_by};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
@@ -74,7 +75,7 @@ impl Wfs {
             i16,
             i16,
         );
-        Ok(membership::Entity::find()
+        Ok(owned_by::<membership::Entity>(company)
             .select_only()
             .columns([
                 membership::Column::Id,
@@ -84,7 +85,6 @@ impl Wfs {
                 membership::Column::Privilege,
                 membership::Column::Status,
             ])
-            .filter(membership::Column::CompanyId.eq(company.0))
             .filter(membership::Column::Status.eq(filter.status.code()))
             .apply_if(filter.branch_id, |q, b| {
                 q.filter(membership::Column::BranchId.eq(b.0))
@@ -130,8 +130,7 @@ impl Wfs {
         // The version bump locked the company's counter, so concurrent deactivations
         // of its super admins count one after the other: one of them stays.
         if Privilege::from_code(member.privilege) == Privilege::SuperAdmin {
-            let others = membership::Entity::find()
-                .filter(membership::Column::CompanyId.eq(company.0))
+            let others = owned_by::<membership::Entity>(company)
                 .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
                 .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                 .filter(membership::Column::Id.ne(id.0))
@@ -168,9 +167,5 @@ pub(crate) async fn find_member(
     company: CompanyId,
     id: MembershipId,
 ) -> Result<membership::Model> {
-    membership::Entity::find_by_id(id.0)
-        .filter(membership::Column::CompanyId.eq(company.0))
-        .one(conn)
-        .await?
-        .ok_or(Error::not_found("Staff member"))
+    find_owned::<membership::Entity>(conn, company, id.0, "Staff member").await
 }

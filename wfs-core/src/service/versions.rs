@@ -13,10 +13,9 @@ use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::membership;
 use crate::persistence::is_postgres;
+use crate::persistence::repo::{owned_by, update_owned_by};
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
 
 /// A freshly allocated version and its timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,11 +63,10 @@ impl Wfs {
         id: MembershipId,
     ) -> Result<()> {
         let v = self.next_resource_version(conn, company).await?;
-        membership::Entity::update_many()
+        update_owned_by::<membership::Entity>(company)
             .col_expr(membership::Column::ResourceVersion, v.version.into())
             .col_expr(membership::Column::UpdatedAt, v.updated_at.into())
             .filter(membership::Column::Id.eq(id.0))
-            .filter(membership::Column::CompanyId.eq(company.0))
             .exec(conn)
             .await?;
         Ok(())
@@ -84,10 +82,9 @@ impl Wfs {
         column: membership::Column,
         id: uuid::Uuid,
     ) -> Result<()> {
-        let members: Vec<uuid::Uuid> = membership::Entity::find()
+        let members: Vec<uuid::Uuid> = owned_by::<membership::Entity>(company)
             .select_only()
             .column(membership::Column::Id)
-            .filter(membership::Column::CompanyId.eq(company.0))
             .filter(column.eq(id))
             .order_by_asc(membership::Column::Id)
             .into_tuple()

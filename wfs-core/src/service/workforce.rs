@@ -31,6 +31,7 @@ use crate::persistence::entity::{
     job_role, location, member_skill, membership, membership_tombstone, shift, skill_set,
     unavailability,
 };
+use crate::persistence::repo::owned_by;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
@@ -389,8 +390,8 @@ impl Wfs {
         let mut found = hydrate(&tx, company, &[id], from, from + DEFAULT_WINDOW).await?;
         let item = match found.remove(&id) {
             Some(resource) => Some(FeedItem::Resource(Box::new(resource))),
-            None => membership_tombstone::Entity::find_by_id(id)
-                .filter(membership_tombstone::Column::CompanyId.eq(company.0))
+            None => owned_by::<membership_tombstone::Entity>(company)
+                .filter(membership_tombstone::Column::MembershipId.eq(id))
                 .one(&tx)
                 .await?
                 .map(|t| FeedItem::Tombstone {

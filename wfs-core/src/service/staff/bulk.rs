@@ -25,6 +25,7 @@ use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
+use crate::persistence::repo::owned_by;
 use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -486,10 +487,10 @@ async fn find_branch(
     if let Some(&known) = lookups.branches.get(raw) {
         return Ok(known.then_some(id));
     }
-    let exists = location::Entity::find_by_id(id.0)
+    let exists = owned_by::<location::Entity>(company)
         .select_only()
         .column(location::Column::Id)
-        .filter(location::Column::CompanyId.eq(company.0))
+        .filter(location::Column::Id.eq(id.0))
         .into_tuple::<uuid::Uuid>()
         .one(conn)
         .await?
@@ -510,10 +511,9 @@ async fn find_job_role(
         return Ok(known.clone());
     }
     let key = raw.trim();
-    let live = job_role::Entity::find()
+    let live = owned_by::<job_role::Entity>(company)
         .select_only()
         .column(job_role::Column::Id)
-        .filter(job_role::Column::CompanyId.eq(company.0))
         .filter(job_role::Column::DeletedAt.is_null());
     let found: Vec<uuid::Uuid> = match key.parse::<JobRoleId>() {
         Ok(id) => live.filter(job_role::Column::Id.eq(id.0)),
@@ -557,10 +557,9 @@ async fn find_skill_sets(
     if wanted.is_empty() {
         return Ok(Ok(wanted));
     }
-    let found: HashSet<uuid::Uuid> = skill_set::Entity::find()
+    let found: HashSet<uuid::Uuid> = owned_by::<skill_set::Entity>(company)
         .select_only()
         .column(skill_set::Column::Id)
-        .filter(skill_set::Column::CompanyId.eq(company.0))
         .filter(skill_set::Column::Id.is_in(wanted.iter().copied()))
         .into_tuple::<uuid::Uuid>()
         .all(conn)

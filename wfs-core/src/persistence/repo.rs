@@ -1,0 +1,72 @@
+//! Tenant-scoped access to company-owned tables: the one place that says "the rows
+//! of this company". Reads of a company's records start from [`owned_by`], and a
+//! lookup by id goes through [`find_owned`], so another company's id answers exactly
+//! as an unknown one (`NotFound`), by construction rather than by each service
+//! remembering a filter.
+
+use crate::error::{Error, Result};
+use crate::ids::CompanyId;
+use crate::persistence::entity::{
+    api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
+    shift_slot, skill_set, unavailability,
+};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, Select, UpdateMany,
+};
+use uuid::Uuid;
+
+/// A table whose every row belongs to one company.
+pub(crate) trait CompanyOwned: EntityTrait {
+    /// The column naming the owning company.
+    const COMPANY: Self::Column;
+}
+
+macro_rules! company_owned {
+    ($($entity:ident),* $(,)?) => {$(
+        impl CompanyOwned for $entity::Entity {
+            const COMPANY: $entity::Column = $entity::Column::CompanyId;
+        }
+    )*};
+}
+
+company_owned!(
+    api_key,
+    job_role,
+    location,
+    membership,
+    membership_tombstone,
+    overtime_record,
+    shift,
+    shift_slot,
+    skill_set,
+    unavailability,
+);
+
+/// The rows of `E` that belong to `company`.
+pub(crate) fn owned_by<E: CompanyOwned>(company: CompanyId) -> Select<E> {
+    E::find().filter(E::COMPANY.eq(company.0))
+}
+
+/// An update of the rows of `E` that belong to `company`.
+pub(crate) fn update_owned_by<E: CompanyOwned>(company: CompanyId) -> UpdateMany<E> {
+    E::update_many().filter(E::COMPANY.eq(company.0))
+}
+
+/// The row of `E` with primary key `id` when `company` owns it; otherwise
+/// [`Error::NotFound`] of `kind`, the same for an unknown id and another company's.
+pub(crate) async fn find_owned<E>(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    id: Uuid,
+    kind: &'static str,
+) -> Result<E::Model>
+where
+    E: CompanyOwned,
+    <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<Uuid>,
+{
+    E::find_by_id(id)
+        .filter(E::COMPANY.eq(company.0))
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found(kind))
+}
