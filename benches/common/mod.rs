@@ -136,6 +136,6 @@ impl Fixture {
             .await
             .unwrap();
         tx.commit().await.unwrap();
-        slot.slot.id
+        slot.slot.id.into()
     }
 }

@@ -64,11 +64,68 @@ impl From<shift::Model> for Shift {
     }
 }
 
+/// A shift slot: a recurring place on a weekday, at wall-clock times in a zone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShiftSlot {
+    /// Slot id.
+    pub id: SlotId,
+    /// Its location.
+    pub branch_id: LocationId,
+    /// Its job role.
+    pub job_role_id: JobRoleId,
+    /// Wall-clock `HH:mm` in `time_zone`.
+    pub start_time: String,
+    /// Wall-clock `HH:mm`; not after `start_time` ends the next day.
+    pub end_time: String,
+    /// 0 = Sunday ... 6 = Saturday.
+    pub day_of_week: i16,
+    /// Live shifts allowed on one date.
+    pub max_staff_required: i32,
+    /// IANA zone.
+    pub time_zone: String,
+    /// Nominal hours.
+    pub hours: f64,
+    /// Display name.
+    pub shift_name: String,
+    /// Hex color.
+    pub shift_color: String,
+    /// Open to any member.
+    pub open_shift: bool,
+    /// An on-call slot.
+    pub is_oncall: bool,
+    /// Unpaid break, minutes.
+    pub unpaid_break: i32,
+    /// Whether swaps are allowed.
+    pub swappable: bool,
+}
+
+impl From<shift_slot::Model> for ShiftSlot {
+    fn from(m: shift_slot::Model) -> Self {
+        Self {
+            id: m.id.into(),
+            branch_id: m.branch_id.into(),
+            job_role_id: m.job_role_id.into(),
+            start_time: m.start_time,
+            end_time: m.end_time,
+            day_of_week: m.day_of_week,
+            max_staff_required: m.max_staff_required,
+            time_zone: m.time_zone,
+            hours: m.hours,
+            shift_name: m.shift_name,
+            shift_color: m.shift_color,
+            open_shift: m.open_shift,
+            is_oncall: m.is_oncall,
+            unpaid_break: m.unpaid_break,
+            swappable: m.swappable,
+        }
+    }
+}
+
 /// A slot as the API shows it, with its location and role names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slot {
-    /// The slot record.
-    pub slot: shift_slot::Model,
+    /// The slot.
+    pub slot: ShiftSlot,
     /// Location name.
     pub branch_name: String,
     /// Job role title.
@@ -259,7 +316,7 @@ impl Wfs {
         let shift = insert_shift(conn, &slot, "bookDate", valid.book_date, None, now, None).await?;
         Ok((
             Slot {
-                slot,
+                slot: slot.into(),
                 branch_name: branch.name,
                 job_role_title: role.title,
             },
@@ -319,7 +376,7 @@ impl Wfs {
             .map(|slot| Slot {
                 branch_name: branches.get(&slot.branch_id).cloned().unwrap_or_default(),
                 job_role_title: roles.get(&slot.job_role_id).cloned().unwrap_or_default(),
-                slot,
+                slot: slot.into(),
             })
             .collect())
     }
