@@ -139,13 +139,13 @@ async fn clocking_follows_the_shifts_state() {
         matches!(
             w.clock_out(&*tx, s.company, s.shift, at("2026-11-16T07:00:00Z"))
                 .await,
-            Err(Error::Invalid(_))
+            Err(Error::Invalid { .. })
         ),
         "before clock-in"
     );
     assert!(matches!(
         w.record_break(&*tx, s.company, s.shift, 0).await,
-        Err(Error::Invalid(_))
+        Err(Error::Invalid { .. })
     ));
     assert!(matches!(
         w.clock_in(&*tx, s.company, ShiftId::new(), at("2026-11-16T08:00:00Z"))
@@ -217,7 +217,7 @@ async fn overtime_and_unavailability_validate_their_input() {
                     hours
                 )
                 .await,
-                Err(Error::Invalid(_))
+                Err(Error::Invalid { .. })
             ),
             "{hours}"
         );
@@ -232,7 +232,7 @@ async fn overtime_and_unavailability_validate_their_input() {
             "x"
         )
         .await,
-        Err(Error::Invalid(_))
+        Err(Error::Invalid { .. })
     ));
     let id = w
         .add_unavailability(
@@ -281,7 +281,7 @@ async fn qualifications_are_added_once_and_removed() {
     ));
     assert!(matches!(
         w.create_skill_set(&*tx, s.company, " ", "x").await,
-        Err(Error::Invalid(_))
+        Err(Error::Invalid { .. })
     ));
 }
 

@@ -59,6 +59,76 @@ impl IdempotencyConflict {
     }
 }
 
+/// The input a validation error is about, as the path of keys and indexes that
+/// leads to it from the top of the input (`assignees[0].userId`, `from`). `Display`
+/// writes it as that JSON path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field(Vec<Segment>);
+
+/// One step of a [`Field`] path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// A named member or parameter.
+    Key(String),
+    /// An array position.
+    Index(usize),
+}
+
+impl Field {
+    /// A top-level field or parameter.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self(vec![Segment::Key(name.into())])
+    }
+
+    /// The member `name` of this field.
+    pub fn key(mut self, name: impl Into<String>) -> Self {
+        self.0.push(Segment::Key(name.into()));
+        self
+    }
+
+    /// The item `index` of this array field.
+    pub fn index(mut self, index: usize) -> Self {
+        self.0.push(Segment::Index(index));
+        self
+    }
+
+    /// The path's steps.
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+}
+
+impl From<&str> for Field {
+    fn from(name: &str) -> Self {
+        Self::new(name)
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                Segment::Key(name) if i == 0 => f.write_str(name)?,
+                Segment::Key(name) => write!(f, ".{name}")?,
+                Segment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How [`Error::Invalid`] reads as one sentence: the field, then the reason.
+struct Invalid;
+
+impl Invalid {
+    fn render(field: Option<&Field>, reason: &str) -> String {
+        match field {
+            Some(field) => format!("{field} {reason}"),
+            None => reason.to_owned(),
+        }
+    }
+}
+
 /// Every failure a `wfs-core` operation can report.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -68,9 +138,16 @@ pub enum Error {
     /// The caller is known but may not do this (HTTP 403).
     #[error("{0}")]
     Forbidden(String),
-    /// Input failed validation; the message names the field or parameter (HTTP 400).
-    #[error("{0}")]
-    Invalid(String),
+    /// Input failed validation (HTTP 400): `field` is the input at fault, when one
+    /// is, and `reason` says what is wrong with it (`must be at most 200
+    /// characters`). A transport renders the two in its own words.
+    #[error("{}", Invalid::render(.field.as_ref(), .reason))]
+    Invalid {
+        /// The field or parameter at fault.
+        field: Option<Field>,
+        /// What is wrong, in words that follow the field's name.
+        reason: String,
+    },
     /// An identifier does not name a record of the caller's company (HTTP 404).
     ///
     /// Another company's id answers exactly like an unknown one.
@@ -101,9 +178,20 @@ pub enum Error {
 }
 
 impl Error {
-    /// Shorthand for [`Error::Invalid`].
+    /// [`Error::Invalid`] about the input as a whole, or a rule across fields.
     pub fn invalid(message: impl fmt::Display) -> Self {
-        Self::Invalid(message.to_string())
+        Self::Invalid {
+            field: None,
+            reason: message.to_string(),
+        }
+    }
+
+    /// [`Error::Invalid`] about one field or parameter.
+    pub fn invalid_field(field: impl Into<Field>, reason: impl fmt::Display) -> Self {
+        Self::Invalid {
+            field: Some(field.into()),
+            reason: reason.to_string(),
+        }
     }
 
     /// Shorthand for [`Error::NotFound`].
@@ -183,5 +271,36 @@ impl<T> OnConstraint<T> for std::result::Result<T, sea_orm::DbErr> {
             }
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_input_reads_as_the_field_then_the_reason() {
+        let nested = Error::invalid_field(
+            Field::new("assignees").index(0).key("userId"),
+            "must not be empty",
+        );
+        assert_eq!(nested.to_string(), "assignees[0].userId must not be empty");
+        let Error::Invalid { field, reason } = nested else {
+            panic!("not Invalid")
+        };
+        assert_eq!(
+            field.unwrap().segments(),
+            [
+                Segment::Key("assignees".into()),
+                Segment::Index(0),
+                Segment::Key("userId".into())
+            ]
+        );
+        assert_eq!(reason, "must not be empty");
+        let whole = Error::invalid("the window from..to may not exceed 90 days");
+        assert_eq!(
+            whole.to_string(),
+            "the window from..to may not exceed 90 days"
+        );
     }
 }

@@ -47,7 +47,7 @@ pub mod principal;
 pub mod service;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use error::{AuthFailure, Error, IdempotencyConflict, Result};
+pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
 pub use ids::{
     ApiKeyId, CompanyId, JobRoleId, LocationId, MembershipId, ShiftId, SkillSetId, SlotId,
     UnavailabilityId, UserId,

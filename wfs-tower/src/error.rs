@@ -169,8 +169,15 @@ impl From<CoreError> for ApiError {
             }
             // 403: scope, address, or a sign-in by a non super admin.
             CoreError::Forbidden(msg) => Self::new(StatusCode::FORBIDDEN, msg),
-            // 400: names the field or parameter.
-            CoreError::Invalid(msg) => Self::new(StatusCode::BAD_REQUEST, msg),
+            // 400: names the field or parameter by its JSON path (`assignees[0].userId`),
+            // which is how the wire names it.
+            CoreError::Invalid { field, reason } => Self::new(
+                StatusCode::BAD_REQUEST,
+                match field {
+                    Some(field) => format!("{field} {reason}"),
+                    None => reason,
+                },
+            ),
             // 404: unknown and other-company ids answer alike.
             e @ CoreError::NotFound { .. } => Self::new(StatusCode::NOT_FOUND, e.to_string()),
             // 409: state conflicts and the idempotency layer's own refusals.

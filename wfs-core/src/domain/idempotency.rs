@@ -14,17 +14,21 @@ impl IdempotencyKey {
     pub fn parse(value: &str) -> Result<Self> {
         let len = value.chars().count();
         if !(8..=128).contains(&len) {
-            return Err(Error::invalid(format!(
-                "Idempotency-Key must be 8 to 128 characters long (got {len})"
-            )));
+            return Err(Error::invalid_field(
+                "Idempotency-Key",
+                format!("must be 8 to 128 characters long (got {len})"),
+            ));
         }
         if let Some(bad) = value
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~')))
         {
-            return Err(Error::invalid(format!(
-                "Idempotency-Key may contain only URL-safe characters (A-Z a-z 0-9 - _ . ~), found {bad:?}"
-            )));
+            return Err(Error::invalid_field(
+                "Idempotency-Key",
+                format!(
+                    "may contain only URL-safe characters (A-Z a-z 0-9 - _ . ~), found {bad:?}"
+                ),
+            ));
         }
         Ok(Self(value.to_owned()))
     }

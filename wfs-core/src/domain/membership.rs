@@ -38,9 +38,10 @@ impl MembershipStatus {
         match raw.trim() {
             "1" => Ok(Self::Active),
             "0" => Ok(Self::Deactivated),
-            _ => Err(Error::invalid(format!(
-                "status must be 0 or 1 (got '{raw}')"
-            ))),
+            _ => Err(Error::invalid_field(
+                "status",
+                format!("must be 0 or 1 (got '{raw}')"),
+            )),
         }
     }
 }
@@ -75,9 +76,10 @@ impl Privilege {
             1 => Ok(Self::SuperAdmin),
             2 => Ok(Self::Admin),
             3 => Ok(Self::Member),
-            other => Err(Error::invalid(format!(
-                "privilege must be 1, 2 or 3 (got {other})"
-            ))),
+            other => Err(Error::invalid_field(
+                "privilege",
+                format!("must be 1, 2 or 3 (got {other})"),
+            )),
         }
     }
 

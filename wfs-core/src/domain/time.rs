@@ -39,9 +39,10 @@ impl HhMm {
             })
             .flatten();
         time.map(Self).ok_or_else(|| {
-            Error::invalid(format!(
-                "{field} must be a time HH:mm between 00:00 and 23:59 (got '{value}')"
-            ))
+            Error::invalid_field(
+                field,
+                format!("must be a time HH:mm between 00:00 and 23:59 (got '{value}')"),
+            )
         })
     }
 
@@ -84,7 +85,7 @@ fn four_digit_year(value: &str) -> bool {
 /// Parses a calendar date `YYYY-MM-DD` with a year in [`YEARS`]; the error names `field`.
 pub fn parse_date(field: &str, value: &str) -> Result<NaiveDate> {
     let v = value.trim();
-    let bad = || Error::invalid(format!("{field} must be a date YYYY-MM-DD (got '{value}')"));
+    let bad = || Error::invalid_field(field, format!("must be a date YYYY-MM-DD (got '{value}')"));
     if v.len() != 10 || !four_digit_year(v) {
         return Err(bad());
     }
@@ -102,9 +103,10 @@ pub fn parse_date(field: &str, value: &str) -> Result<NaiveDate> {
 pub fn parse_instant(field: &str, value: &str) -> Result<DateTime<Utc>> {
     let v = value.trim();
     let bad = || {
-        Error::invalid(format!(
-            "{field} must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z"
-        ))
+        Error::invalid_field(
+            field,
+            "must be an ISO-8601 date or date-time such as 2026-01-31 or 2026-01-31T09:00:00Z",
+        )
     };
     if !four_digit_year(v) {
         return Err(bad());
@@ -142,18 +144,18 @@ pub fn add_days(field: &str, date: NaiveDate, days: i64) -> Result<NaiveDate> {
 }
 
 fn out_of_range(field: &str) -> Error {
-    Error::invalid(format!(
-        "{field} must lie between the years 0001 and 9999 (so must any date computed from it)"
-    ))
+    Error::invalid_field(
+        field,
+        "must lie between the years 0001 and 9999 (so must any date computed from it)",
+    )
 }
 
 /// Parses a day of week, 0 = Sunday ... 6 = Saturday.
 pub fn parse_day_of_week(field: &str, value: i64) -> Result<u8> {
-    u8::try_from(value).ok().filter(|d| *d <= 6).ok_or_else(|| {
-        Error::invalid(format!(
-            "{field} must be between 0 (Sunday) and 6 (Saturday)"
-        ))
-    })
+    u8::try_from(value)
+        .ok()
+        .filter(|d| *d <= 6)
+        .ok_or_else(|| Error::invalid_field(field, "must be between 0 (Sunday) and 6 (Saturday)"))
 }
 
 /// The day of week of a calendar date, 0 = Sunday.
@@ -164,9 +166,10 @@ pub fn day_of_week(date: NaiveDate) -> u8 {
 /// Parses an IANA zone name such as `Europe/Berlin`.
 pub fn parse_zone(field: &str, value: &str) -> Result<Tz> {
     value.parse::<Tz>().map_err(|_| {
-        Error::invalid(format!(
-            "{field} must be an IANA time zone such as Europe/Berlin (got '{value}')"
-        ))
+        Error::invalid_field(
+            field,
+            format!("must be an IANA time zone such as Europe/Berlin (got '{value}')"),
+        )
     })
 }
 

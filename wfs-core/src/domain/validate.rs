@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        return Err(Error::invalid(format!("{field} must not be empty")));
+        return Err(Error::invalid_field(field, "must not be empty"));
     }
     optional_text(field, trimmed, max)
 }
@@ -15,9 +15,10 @@ pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
 pub fn optional_text(field: &str, value: &str, max: usize) -> Result<String> {
     let trimmed = value.trim();
     if trimmed.chars().count() > max {
-        return Err(Error::invalid(format!(
-            "{field} must be at most {max} characters"
-        )));
+        return Err(Error::invalid_field(
+            field,
+            format!("must be at most {max} characters"),
+        ));
     }
     Ok(trimmed.to_owned())
 }
@@ -29,9 +30,10 @@ pub fn hex_color(field: &str, value: &str) -> Result<String> {
     if ok && v.starts_with('#') && v[1..].chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(v.to_owned())
     } else {
-        Err(Error::invalid(format!(
-            "{field} must be a hex color such as #1A2B3C (got '{value}')"
-        )))
+        Err(Error::invalid_field(
+            field,
+            format!("must be a hex color such as #1A2B3C (got '{value}')"),
+        ))
     }
 }
 
@@ -40,9 +42,10 @@ pub fn number_in(field: &str, value: f64, min: f64, max: f64) -> Result<f64> {
     if value.is_finite() && value >= min && value <= max {
         Ok(value)
     } else {
-        Err(Error::invalid(format!(
-            "{field} must be between {min} and {max}"
-        )))
+        Err(Error::invalid_field(
+            field,
+            format!("must be between {min} and {max}"),
+        ))
     }
 }
 

@@ -104,9 +104,7 @@ pub fn normalize_email(field: &str, email: &str) -> Result<String> {
     if valid {
         Ok(email.to_lowercase())
     } else {
-        Err(Error::invalid(format!(
-            "{field} must be a valid email address"
-        )))
+        Err(Error::invalid_field(field, "must be a valid email address"))
     }
 }
 
@@ -128,7 +126,10 @@ impl Wfs {
         let company_name = required_text("company", &input.company_name, 200)?;
         let email = normalize_email("email", &input.email)?;
         if input.password.chars().count() < 8 {
-            return Err(Error::invalid("password must be at least 8 characters"));
+            return Err(Error::invalid_field(
+                "password",
+                "must be at least 8 characters",
+            ));
         }
         let first_name =
             crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;

@@ -253,7 +253,7 @@ impl Wfs {
         let scopes = ScopeSet::from_request(input.scopes.as_deref())?;
         let allowed_ips = IpAllowlist::parse(&input.allowed_ips)?;
         if input.expires_at.is_some_and(|at| at <= self.now()) {
-            return Err(Error::invalid("expiresAt must be in the future"));
+            return Err(Error::invalid_field("expiresAt", "must be in the future"));
         }
         let new = KeyRow {
             company: admin.company_id,

@@ -44,7 +44,7 @@ impl Wfs {
         reason: &str,
     ) -> Result<UnavailabilityId> {
         if end <= start {
-            return Err(Error::invalid("end must be after start"));
+            return Err(Error::invalid_field("end", "must be after start"));
         }
         let reason = optional_text("reason", reason, 200)?;
         find_member(conn, company, member).await?;

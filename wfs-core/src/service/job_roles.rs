@@ -87,7 +87,7 @@ fn daily_required(v: i64) -> Result<i32> {
     i32::try_from(v)
         .ok()
         .filter(|v| (0..=100_000).contains(v))
-        .ok_or_else(|| Error::invalid("dailyRequired must be between 0 and 100000"))
+        .ok_or_else(|| Error::invalid_field("dailyRequired", "must be between 0 and 100000"))
 }
 
 fn symbol(v: &str) -> Result<String> {

@@ -103,9 +103,10 @@ impl Wfs {
         q: ScheduleQuery,
     ) -> Result<SchedulePage> {
         if !(1..=MAX_SCHEDULE_PAGE).contains(&q.page) {
-            return Err(Error::invalid(format!(
-                "page must be between 1 and {MAX_SCHEDULE_PAGE}"
-            )));
+            return Err(Error::invalid_field(
+                "page",
+                format!("must be between 1 and {MAX_SCHEDULE_PAGE}"),
+            ));
         }
         let from = match q.from {
             Some(from) => from,
@@ -116,7 +117,7 @@ impl Wfs {
             None => midnight(time::add_days("from", from.date_naive(), 30)?),
         };
         if to < from {
-            return Err(Error::invalid("to must not be before from"));
+            return Err(Error::invalid_field("to", "must not be before from"));
         }
         let empty = || {
             Ok(SchedulePage {
@@ -179,7 +180,7 @@ impl Wfs {
         to: NaiveDate,
     ) -> Result<Vec<HoursDay>> {
         if to < from {
-            return Err(Error::invalid("to must not be before from"));
+            return Err(Error::invalid_field("to", "must not be before from"));
         }
         if (to - from).num_days() > MAX_HOURS_SPAN_DAYS {
             return Err(Error::invalid(format!(

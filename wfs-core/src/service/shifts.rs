@@ -11,7 +11,7 @@ use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{find_owned, owned_by};
@@ -225,14 +225,14 @@ fn validate_slot(input: &NewShiftSlot) -> Result<ValidSlot> {
     let max_staff = i32::try_from(input.max_staff_required)
         .ok()
         .filter(|n| (1..=10_000).contains(n))
-        .ok_or_else(|| Error::invalid("maxStaffRequired must be between 1 and 10000"))?;
+        .ok_or_else(|| Error::invalid_field("maxStaffRequired", "must be between 1 and 10000"))?;
     let zone = time::parse_zone("timeZone", &input.time_zone)?;
     let name = required_text("shiftName", &input.shift_name, 200)?;
     let color = hex_color("shiftColor", &input.shift_color)?;
     let unpaid_break = i32::try_from(input.unpaid_break)
         .ok()
         .filter(|n| (0..=1440).contains(n))
-        .ok_or_else(|| Error::invalid("unpaidBreak must be between 0 and 1440 minutes"))?;
+        .ok_or_else(|| Error::invalid_field("unpaidBreak", "must be between 0 and 1440 minutes"))?;
     let hours = match input.hours {
         Some(h) => number_in("hours", h, 0.0, 24.0)?,
         None => time::nominal_hours(start, end),
@@ -243,9 +243,10 @@ fn validate_slot(input: &NewShiftSlot) -> Result<ValidSlot> {
         .map(|w| optional_text("writeUp", w, 5000))
         .transpose()?;
     if time::day_of_week(book_date) != day_of_week {
-        return Err(Error::invalid(format!(
-            "bookDate {book_date} does not fall on dayOfWeek {day_of_week} (0 = Sunday)"
-        )));
+        return Err(Error::invalid_field(
+            "bookDate",
+            format!("{book_date} does not fall on dayOfWeek {day_of_week} (0 = Sunday)"),
+        ));
     }
     Ok(ValidSlot {
         start,
@@ -406,16 +407,18 @@ impl Wfs {
         let date = time::parse_date("date", &input.date)?;
         for (i, minutes) in input.reminders.iter().enumerate() {
             if !(0..=43_200).contains(minutes) {
-                return Err(Error::invalid(format!(
-                    "reminders[{i}].minutesBefore must be between 0 and 43200"
-                )));
+                return Err(Error::invalid_field(
+                    Field::new("reminders").index(i).key("minutesBefore"),
+                    "must be between 0 and 43200",
+                ));
             }
         }
         for (i, a) in input.assignees.iter().enumerate() {
             if a.user_id.trim().is_empty() {
-                return Err(Error::invalid(format!(
-                    "assignees[{i}].userId must not be empty"
-                )));
+                return Err(Error::invalid_field(
+                    Field::new("assignees").index(i).key("userId"),
+                    "must not be empty",
+                ));
             }
         }
         let slot_id = referenced_id(&input.slot_id, "Shift slot")?;

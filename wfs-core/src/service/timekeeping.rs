@@ -126,7 +126,7 @@ impl Wfs {
     ) -> Result<Uuid> {
         let hours = number_in("hours", hours, 0.0, 24.0)?;
         if hours == 0.0 {
-            return Err(Error::invalid("hours must be more than 0"));
+            return Err(Error::invalid_field("hours", "must be more than 0"));
         }
         let member = find_member(conn, company, member).await?;
         let now = self.now();

@@ -187,7 +187,8 @@ impl Cursor {
     }
 
     fn decode(raw: &str, company: CompanyId, key: &SealKey) -> Result<Self> {
-        let invalid = || Error::invalid("cursor is not a cursor this API issued for this company");
+        let invalid =
+            || Error::invalid_field("cursor", "is not a cursor this API issued for this company");
         if raw.len() > MAX_CURSOR_LEN {
             return Err(invalid());
         }
@@ -219,9 +220,10 @@ fn resolve(
     if let Some(raw) = &req.cursor {
         let cursor = Cursor::decode(raw, company, key)?;
         let differs = |name: &str| {
-            Error::invalid(format!(
-                "cursor was issued for another query: {name} differs"
-            ))
+            Error::invalid_field(
+                "cursor",
+                format!("was issued for another query: {name} differs"),
+            )
         };
         if req.from.is_some_and(|f| f != cursor.f) {
             return Err(differs("from"));
@@ -245,9 +247,10 @@ fn resolve(
     }
     let limit = req.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(Error::invalid(format!(
-            "limit must be between 1 and {MAX_LIMIT}"
-        )));
+        return Err(Error::invalid_field(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        ));
     }
     let from = req.from.unwrap_or(now);
     let to = match req.to {
@@ -255,7 +258,7 @@ fn resolve(
         None => time::within_years("from", from + DEFAULT_WINDOW)?,
     };
     if to <= from {
-        return Err(Error::invalid("to must be after from"));
+        return Err(Error::invalid_field("to", "must be after from"));
     }
     if to - from > MAX_WINDOW {
         return Err(Error::invalid("the window from..to may not exceed 90 days"));

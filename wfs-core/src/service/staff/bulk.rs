@@ -399,9 +399,10 @@ fn validate(item: &NewStaffMember) -> Result<ValidStaff> {
     let gender = match item.gender.as_str() {
         g @ ("male" | "female") => g.to_owned(),
         other => {
-            return Err(Error::invalid(format!(
-                "gender must be 'male' or 'female' (got '{other}')"
-            )));
+            return Err(Error::invalid_field(
+                "gender",
+                format!("must be 'male' or 'female' (got '{other}')"),
+            ));
         }
     };
     let country_id = required_text("countryId", &item.country_id, COUNTRY_MAX)?;
@@ -429,9 +430,10 @@ fn user_name(raw: &str) -> Result<String> {
     if ok {
         Ok(v.to_owned())
     } else {
-        Err(Error::invalid(format!(
-            "userName must be 1 to {USER_NAME_MAX} letters, digits, '.', '_' or '-'"
-        )))
+        Err(Error::invalid_field(
+            "userName",
+            format!("must be 1 to {USER_NAME_MAX} letters, digits, '.', '_' or '-'"),
+        ))
     }
 }
 
@@ -446,8 +448,9 @@ fn phone(raw: &str) -> Result<String> {
     if (7..=15).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit()) {
         Ok(compact)
     } else {
-        Err(Error::invalid(
-            "phone must include the country code, such as +14155550123",
+        Err(Error::invalid_field(
+            "phone",
+            "must include the country code, such as +14155550123",
         ))
     }
 }
