@@ -82,9 +82,40 @@ pub fn openapi_json() -> String {
 
 /// The document as YAML: the text of the committed `openapi.yaml`.
 pub fn openapi_yaml() -> String {
-    openapi()
+    let yaml = openapi()
         .to_yaml()
-        .expect("the OpenAPI document serializes")
+        .expect("the OpenAPI document serializes");
+    quote_yaml_1_1_lookalikes(&yaml)
+}
+
+/// Quotes the plain scalars that a YAML 1.1 parser (PyYAML, SnakeYAML, which many
+/// client generators use) would not read as strings: `17:00` is the sexagesimal
+/// integer 1020 there, and `2026-12-07` a date. YAML 1.2 reads them the same either
+/// way, so the document does not change for our own tools.
+fn quote_yaml_1_1_lookalikes(yaml: &str) -> String {
+    let lookalike = |v: &str| {
+        let b = v.as_bytes();
+        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+        (b.len() == 5 && b[2] == b':' && digits(0..2) && digits(3..5))
+            || (b.len() == 10
+                && b[4] == b'-'
+                && b[7] == b'-'
+                && digits(0..4)
+                && digits(5..7)
+                && digits(8..10))
+    };
+    let mut out = String::with_capacity(yaml.len() + 64);
+    for line in yaml.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        match body.rsplit_once(": ") {
+            Some((key, value)) if lookalike(value) => {
+                out.push_str(&format!("{key}: '{value}'"));
+                out.push_str(&line[body.len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// Security scheme names, as operations refer to them.
@@ -446,6 +477,18 @@ mod tests {
         }
         out.sort();
         out
+    }
+
+    #[test]
+    fn yaml_1_1_lookalikes_are_quoted() {
+        let yaml = "a:\n  example: 17:00\n  b: 2026-12-07\n  c: 12:345\n  d: x 09:00\n";
+        assert_eq!(
+            quote_yaml_1_1_lookalikes(yaml),
+            "a:\n  example: '17:00'\n  b: '2026-12-07'\n  c: 12:345\n  d: x 09:00\n"
+        );
+        let doc: serde_json::Value = yaml_serde::from_str(&openapi_yaml()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&openapi_json()).unwrap();
+        assert_eq!(doc, json, "the YAML and the JSON are one document");
     }
 
     #[test]
