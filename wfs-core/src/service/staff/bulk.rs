@@ -191,12 +191,13 @@ impl Wfs {
                         continue;
                     }
                 };
-                let resolved = match self.resolve(conn, company, item, &mut lookups).await? {
+                let resolved = match self.resolve(conn, company, item, &mut lookups).await {
                     Ok(resolved) => resolved,
-                    Err(reason) => {
+                    Err(ItemError::Rejected(reason)) => {
                         report.errors.push(RejectedStaff::of(item, reason));
                         continue;
                     }
+                    Err(ItemError::Failed(err)) => return Err(err),
                 };
                 let savepoint = conn.begin().await?;
                 match self
@@ -233,53 +234,43 @@ impl Wfs {
         Ok(report)
     }
 
-    /// Validates an item and resolves its references; `Ok(Err(reason))` rejects it.
+    /// Validates an item and resolves its references.
     async fn resolve(
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
         item: &NewStaffMember,
         lookups: &mut Lookups,
-    ) -> Result<std::result::Result<Resolved, String>> {
-        let fields = match validate(item) {
-            Ok(fields) => fields,
-            Err(err) => return Ok(Err(err.to_string())),
-        };
+    ) -> Checked<Resolved> {
+        let fields = validate(item).map_err(|err| ItemError::Rejected(err.to_string()))?;
         // Within the request, an email or userName an earlier valid item used is a
         // duplicate, whatever became of that item.
         if !lookups.emails.insert(fields.email.clone()) {
-            return Ok(Err(
-                "email appears in an earlier item of this request".into()
+            return Err(ItemError::rejected(
+                "email appears in an earlier item of this request",
             ));
         }
         if !lookups.user_names.insert(fields.user_name.to_lowercase()) {
-            return Ok(Err(
-                "userName appears in an earlier item of this request".into()
+            return Err(ItemError::rejected(
+                "userName appears in an earlier item of this request",
             ));
         }
         // In the store: the unique indexes decide at insert time; this read only
         // gives the usual case a clear answer without a failed insert.
         if let Some(reason) = taken(conn, &fields).await? {
-            return Ok(Err(reason.into()));
+            return Err(ItemError::rejected(reason));
         }
-        let Some(branch) = find_branch(conn, company, &item.assigned_branch_id, lookups).await?
-        else {
-            return Ok(Err("assignedBranchId: Location not found".into()));
-        };
-        let job_role = match find_job_role(conn, company, &item.job_role_id, lookups).await? {
-            Ok(id) => id,
-            Err(reason) => return Ok(Err(reason)),
-        };
-        let skill_sets = match find_skill_sets(conn, company, &item.skill_set_ids).await? {
-            Ok(ids) => ids,
-            Err(reason) => return Ok(Err(reason)),
-        };
-        Ok(Ok(Resolved {
+        let branch = find_branch(conn, company, &item.assigned_branch_id, lookups)
+            .await?
+            .ok_or_else(|| ItemError::rejected("assignedBranchId: Location not found"))?;
+        let job_role = find_job_role(conn, company, &item.job_role_id, lookups).await?;
+        let skill_sets = find_skill_sets(conn, company, &item.skill_set_ids).await?;
+        Ok(Resolved {
             fields,
             branch,
             job_role,
             skill_sets,
-        }))
+        })
     }
 
     /// Inserts one member's rows; runs inside the item's savepoint.
@@ -350,6 +341,35 @@ impl Wfs {
         Ok(created.into())
     }
 }
+
+/// Why resolving an item stopped: the item is rejected (the reason goes to `err`),
+/// or the request fails as a whole (a store error).
+#[derive(Debug)]
+enum ItemError {
+    Rejected(String),
+    Failed(Error),
+}
+
+impl ItemError {
+    fn rejected(reason: impl Into<String>) -> Self {
+        Self::Rejected(reason.into())
+    }
+}
+
+impl From<Error> for ItemError {
+    fn from(e: Error) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl From<sea_orm::DbErr> for ItemError {
+    fn from(e: sea_orm::DbErr) -> Self {
+        Self::Failed(e.into())
+    }
+}
+
+/// An item's check: its value, or why it stops.
+type Checked<T> = std::result::Result<T, ItemError>;
 
 /// A failure inside an item's savepoint: a constraint violation rejects the item,
 /// anything else fails the request.
@@ -509,9 +529,9 @@ async fn find_job_role(
     company: CompanyId,
     raw: &str,
     lookups: &mut Lookups,
-) -> Result<std::result::Result<JobRoleId, String>> {
+) -> Checked<JobRoleId> {
     if let Some(known) = lookups.job_roles.get(raw) {
-        return Ok(known.clone());
+        return known.clone().map_err(ItemError::Rejected);
     }
     let key = raw.trim();
     let live = owned_by::<job_role::Entity>(company)
@@ -521,7 +541,7 @@ async fn find_job_role(
     let found: Vec<uuid::Uuid> = match key.parse::<JobRoleId>() {
         Ok(id) => live.filter(job_role::Column::Id.eq(id.0)),
         Err(_) if key.is_empty() => {
-            return Ok(Err("jobRoleId must not be empty".into()));
+            return Err(ItemError::rejected("jobRoleId must not be empty"));
         }
         Err(_) => live.filter(
             Expr::expr(Func::lower(Expr::col(job_role::Column::Symbol))).eq(key.to_lowercase()),
@@ -539,7 +559,7 @@ async fn find_job_role(
         )),
     };
     lookups.job_roles.insert(raw.to_owned(), answer.clone());
-    Ok(answer)
+    answer.map_err(ItemError::Rejected)
 }
 
 /// The company's skill sets named by `raw` (duplicates collapse).
@@ -547,18 +567,22 @@ async fn find_skill_sets(
     conn: &impl ConnectionTrait,
     company: CompanyId,
     raw: &[String],
-) -> Result<std::result::Result<BTreeSet<uuid::Uuid>, String>> {
+) -> Checked<BTreeSet<uuid::Uuid>> {
     let mut wanted = BTreeSet::new();
     for id in raw {
         match id.trim().parse::<uuid::Uuid>() {
             Ok(id) => {
                 wanted.insert(id);
             }
-            Err(_) => return Ok(Err(format!("skillSetIds: Skill set not found: {id}"))),
+            Err(_) => {
+                return Err(ItemError::Rejected(format!(
+                    "skillSetIds: Skill set not found: {id}"
+                )));
+            }
         }
     }
     if wanted.is_empty() {
-        return Ok(Ok(wanted));
+        return Ok(wanted);
     }
     let found: HashSet<uuid::Uuid> = owned_by::<skill_set::Entity>(company)
         .select_only()
@@ -569,10 +593,12 @@ async fn find_skill_sets(
         .await?
         .into_iter()
         .collect();
-    Ok(match wanted.iter().find(|id| !found.contains(id)) {
-        Some(missing) => Err(format!("skillSetIds: Skill set not found: {missing}")),
+    match wanted.iter().find(|id| !found.contains(id)) {
+        Some(missing) => Err(ItemError::Rejected(format!(
+            "skillSetIds: Skill set not found: {missing}"
+        ))),
         None => Ok(wanted),
-    })
+    }
 }
 
 fn welcome_email(company_name: &str, f: &ValidStaff) -> Email {
