@@ -84,3 +84,57 @@ id_type! {
     /// An unavailability interval of a member.
     UnavailabilityId,
 }
+
+/// A list filter on an id, as the caller sent it. A value that is not even a
+/// well-formed id names no record, so the filter matches nothing (an empty list,
+/// after the query's other checks), exactly as an unknown id does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdFilter<T> {
+    /// No filter.
+    #[default]
+    Any,
+    /// Only records with this id.
+    Only(T),
+    /// A malformed id: nothing matches.
+    Nothing,
+}
+
+impl<T> IdFilter<T> {
+    /// The same filter over another id type.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> IdFilter<U> {
+        match self {
+            Self::Any => IdFilter::Any,
+            Self::Only(id) => IdFilter::Only(f(id)),
+            Self::Nothing => IdFilter::Nothing,
+        }
+    }
+}
+
+impl<T: FromStr> IdFilter<T> {
+    /// Reads an optional raw filter value (surrounding white space ignored).
+    pub fn parse(raw: Option<&str>) -> Self {
+        match raw {
+            None => Self::Any,
+            Some(raw) => raw.trim().parse().map_or(Self::Nothing, Self::Only),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_filter_matches_nothing() {
+        let id = LocationId::new();
+        assert_eq!(IdFilter::<LocationId>::parse(None), IdFilter::Any);
+        assert_eq!(
+            IdFilter::parse(Some(&format!(" {id} "))),
+            IdFilter::Only(id)
+        );
+        assert_eq!(
+            IdFilter::<LocationId>::parse(Some("nope")),
+            IdFilter::Nothing
+        );
+    }
+}

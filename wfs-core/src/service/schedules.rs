@@ -7,7 +7,7 @@
 use crate::Wfs;
 use crate::domain::time;
 use crate::error::{Error, Result};
-use crate::ids::CompanyId;
+use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
 use crate::persistence::entity::{job_role, shift};
 use crate::persistence::is_postgres;
 use crate::persistence::repo::owned_by;
@@ -34,14 +34,15 @@ pub struct ScheduleQuery {
     pub from: Option<DateTime<Utc>>,
     /// Exclusive window end.
     pub to: Option<DateTime<Utc>>,
-    /// Users (any of); raw ids, malformed ones match nothing.
-    pub user_ids: Option<Vec<String>>,
-    /// Location filter (raw id).
-    pub branch_id: Option<String>,
-    /// Job role filter (raw id).
-    pub job_role_id: Option<String>,
-    /// Slot filter (raw id).
-    pub slot_id: Option<String>,
+    /// Users (any of); `Some` of an empty list (every id sent was malformed)
+    /// matches nothing.
+    pub user_ids: Option<Vec<UserId>>,
+    /// Location filter.
+    pub branch_id: IdFilter<LocationId>,
+    /// Job role filter.
+    pub job_role_id: IdFilter<JobRoleId>,
+    /// Slot filter.
+    pub slot_id: IdFilter<SlotId>,
     /// 1-based page.
     pub page: u64,
 }
@@ -130,23 +131,21 @@ impl Wfs {
         let mut query = owned_by::<shift::Entity>(company)
             .filter(shift::Column::StartAt.gte(from))
             .filter(shift::Column::StartAt.lt(to));
-        if let Some(raw) = &q.user_ids {
-            let ids: Vec<Uuid> = raw.iter().filter_map(|s| s.trim().parse().ok()).collect();
+        if let Some(ids) = &q.user_ids {
             if ids.is_empty() {
                 return empty();
             }
-            query = query.filter(shift::Column::UserId.is_in(ids));
+            query = query.filter(shift::Column::UserId.is_in(ids.iter().map(|id| id.0)));
         }
-        for (raw, column) in [
-            (&q.branch_id, shift::Column::BranchId),
-            (&q.job_role_id, shift::Column::JobRoleId),
-            (&q.slot_id, shift::Column::SlotId),
+        for (filter, column) in [
+            (q.branch_id.map(|id| id.0), shift::Column::BranchId),
+            (q.job_role_id.map(|id| id.0), shift::Column::JobRoleId),
+            (q.slot_id.map(|id| id.0), shift::Column::SlotId),
         ] {
-            if let Some(raw) = raw {
-                match raw.trim().parse::<Uuid>() {
-                    Ok(id) => query = query.filter(column.eq(id)),
-                    Err(_) => return empty(),
-                }
+            match filter {
+                IdFilter::Any => {}
+                IdFilter::Only(id) => query = query.filter(column.eq(id)),
+                IdFilter::Nothing => return empty(),
             }
         }
         let offset = (q.page - 1) * SCHEDULE_PAGE_SIZE;
@@ -243,7 +242,7 @@ impl Wfs {
     pub async fn overtime_this_week(
         &self,
         company: CompanyId,
-        branch_id: Option<&str>,
+        branch_id: IdFilter<LocationId>,
     ) -> Result<Vec<OvertimeEntry>> {
         let monday = week_start(self.now());
         let next_monday = monday + Duration::days(7);
@@ -256,12 +255,13 @@ impl Wfs {
             monday.format("%Y-%m-%d").to_string().into(),
             next_monday.format("%Y-%m-%d").to_string().into(),
         ];
-        if let Some(raw) = branch_id {
-            let Ok(branch) = raw.trim().parse::<Uuid>() else {
-                return Ok(Vec::new());
-            };
-            sql.push_str(" AND branch_id = $4");
-            values.push(branch.into());
+        match branch_id {
+            IdFilter::Any => {}
+            IdFilter::Only(branch) => {
+                sql.push_str(" AND branch_id = $4");
+                values.push(branch.0.into());
+            }
+            IdFilter::Nothing => return Ok(Vec::new()),
         }
         sql.push_str(" GROUP BY user_id, job_role_id");
         let conn = self.store().conn();

@@ -12,7 +12,7 @@ use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Field, Result};
-use crate::ids::{CompanyId, JobRoleId, LocationId, ShiftId, SlotId};
+use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{find_owned, owned_by};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -330,19 +330,18 @@ impl Wfs {
     pub async fn list_shift_slots(
         &self,
         company: CompanyId,
-        branch_id: Option<&str>,
-        job_role_id: Option<&str>,
+        branch_id: IdFilter<LocationId>,
+        job_role_id: IdFilter<JobRoleId>,
     ) -> Result<Vec<Slot>> {
         let mut query = owned_by::<shift_slot::Entity>(company);
-        for (raw, column) in [
-            (branch_id, shift_slot::Column::BranchId),
-            (job_role_id, shift_slot::Column::JobRoleId),
+        for (filter, column) in [
+            (branch_id.map(|id| id.0), shift_slot::Column::BranchId),
+            (job_role_id.map(|id| id.0), shift_slot::Column::JobRoleId),
         ] {
-            if let Some(raw) = raw {
-                match raw.parse::<Uuid>() {
-                    Ok(id) => query = query.filter(column.eq(id)),
-                    Err(_) => return Ok(Vec::new()),
-                }
+            match filter {
+                IdFilter::Any => {}
+                IdFilter::Only(id) => query = query.filter(column.eq(id)),
+                IdFilter::Nothing => return Ok(Vec::new()),
             }
         }
         let slots = query

@@ -10,6 +10,7 @@ use crate::extract::{instant, query};
 use crate::reply::Reply;
 use chrono::NaiveDate;
 use http::{HeaderValue, StatusCode, header};
+use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::schedules::ScheduleQuery;
 
@@ -46,12 +47,15 @@ pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let filters = ScheduleQuery {
         from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
         to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
-        user_ids: q
-            .user_id
-            .map(|ids| ids.split(',').map(str::to_owned).collect()),
-        branch_id: q.branch_id.map(Into::into),
-        job_role_id: q.job_role_id.map(Into::into),
-        slot_id: q.slot_id.map(Into::into),
+        // Malformed ids in the list match nothing; the others still filter.
+        user_ids: q.user_id.map(|ids| {
+            ids.split(',')
+                .filter_map(|id| id.trim().parse().ok())
+                .collect()
+        }),
+        branch_id: IdFilter::parse(q.branch_id.as_deref()),
+        job_role_id: IdFilter::parse(q.job_role_id.as_deref()),
+        slot_id: IdFilter::parse(q.slot_id.as_deref()),
         page,
     };
     let result = ctx
@@ -124,7 +128,10 @@ pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: OvertimeQuery = query(ctx.query)?;
     let entries = ctx
         .wfs
-        .overtime_this_week(ctx.key()?.company_id, q.branch_id.as_deref())
+        .overtime_this_week(
+            ctx.key()?.company_id,
+            IdFilter::parse(q.branch_id.as_deref()),
+        )
         .await?;
     Reply::json(
         StatusCode::OK,

@@ -10,6 +10,7 @@ use crate::extract::{json, path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
+use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};
 
@@ -45,7 +46,11 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     }
     let slots = ctx
         .wfs
-        .list_shift_slots(company, q.branch_id.as_deref(), q.job_role_id.as_deref())
+        .list_shift_slots(
+            company,
+            IdFilter::parse(q.branch_id.as_deref()),
+            IdFilter::parse(q.job_role_id.as_deref()),
+        )
         .await?;
     Reply::json(
         StatusCode::OK,
