@@ -5,7 +5,7 @@
 //! remembering a filter.
 
 use crate::error::{Error, Result};
-use crate::ids::CompanyId;
+use crate::ids::{CompanyId, IdFilter};
 use crate::persistence::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability,
@@ -45,6 +45,20 @@ company_owned!(
 /// The rows of `E` that belong to `company`.
 pub(crate) fn owned_by<E: CompanyOwned>(company: CompanyId) -> Select<E> {
     E::find().filter(E::COMPANY.eq(company.0))
+}
+
+/// `query` narrowed by an id filter on `column`; `None` when the filter names
+/// nothing (a malformed id), so the caller answers an empty list.
+pub(crate) fn filter_by<E: EntityTrait>(
+    query: Select<E>,
+    column: E::Column,
+    filter: IdFilter<Uuid>,
+) -> Option<Select<E>> {
+    match filter {
+        IdFilter::Any => Some(query),
+        IdFilter::Only(id) => Some(query.filter(column.eq(id))),
+        IdFilter::Nothing => None,
+    }
 }
 
 /// An update of the rows of `E` that belong to `company`.

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
 use crate::persistence::entity::{job_role, shift};
 use crate::persistence::is_postgres;
-use crate::persistence::repo::owned_by;
+use crate::persistence::repo::{filter_by, owned_by};
 use crate::service::shifts::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use sea_orm::{
@@ -137,17 +137,13 @@ impl Wfs {
             }
             query = query.filter(shift::Column::UserId.is_in(ids.iter().map(|id| id.0)));
         }
-        for (filter, column) in [
-            (q.branch_id.map(|id| id.0), shift::Column::BranchId),
-            (q.job_role_id.map(|id| id.0), shift::Column::JobRoleId),
-            (q.slot_id.map(|id| id.0), shift::Column::SlotId),
-        ] {
-            match filter {
-                IdFilter::Any => {}
-                IdFilter::Only(id) => query = query.filter(column.eq(id)),
-                IdFilter::Nothing => return empty(),
-            }
-        }
+        let query = Some(query)
+            .and_then(|s| filter_by(s, shift::Column::BranchId, q.branch_id.map(|id| id.0)))
+            .and_then(|s| filter_by(s, shift::Column::JobRoleId, q.job_role_id.map(|id| id.0)))
+            .and_then(|s| filter_by(s, shift::Column::SlotId, q.slot_id.map(|id| id.0)));
+        let Some(query) = query else {
+            return empty();
+        };
         let offset = (q.page - 1) * SCHEDULE_PAGE_SIZE;
         let mut rows = query
             .order_by_asc(shift::Column::StartAt)

@@ -14,7 +14,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
-use crate::persistence::repo::{find_owned, owned_by};
+use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -333,17 +333,12 @@ impl Wfs {
         branch_id: IdFilter<LocationId>,
         job_role_id: IdFilter<JobRoleId>,
     ) -> Result<Vec<Slot>> {
-        let mut query = owned_by::<shift_slot::Entity>(company);
-        for (filter, column) in [
-            (branch_id.map(|id| id.0), shift_slot::Column::BranchId),
-            (job_role_id.map(|id| id.0), shift_slot::Column::JobRoleId),
-        ] {
-            match filter {
-                IdFilter::Any => {}
-                IdFilter::Only(id) => query = query.filter(column.eq(id)),
-                IdFilter::Nothing => return Ok(Vec::new()),
-            }
-        }
+        let query = Some(owned_by::<shift_slot::Entity>(company))
+            .and_then(|q| filter_by(q, shift_slot::Column::BranchId, branch_id.map(|id| id.0)))
+            .and_then(|q| filter_by(q, shift_slot::Column::JobRoleId, job_role_id.map(|id| id.0)));
+        let Some(query) = query else {
+            return Ok(Vec::new());
+        };
         let slots = query
             .order_by_asc(shift_slot::Column::DayOfWeek)
             .order_by_asc(shift_slot::Column::StartTime)

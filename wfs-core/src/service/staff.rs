@@ -10,13 +10,12 @@ pub use bulk::{
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
+use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::membership;
-use crate::persistence::repo::{find_owned, owned_by};
+use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, QueryTrait,
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
 /// A membership as the API shows it: identifiers only, no personal data.
@@ -53,9 +52,9 @@ impl From<membership::Model> for StaffMember {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StaffFilter {
     /// Only members assigned to this location.
-    pub branch_id: Option<LocationId>,
+    pub branch_id: IdFilter<LocationId>,
     /// Only members holding this job role.
-    pub job_role_id: Option<JobRoleId>,
+    pub job_role_id: IdFilter<JobRoleId>,
     /// Only members with this status.
     pub status: MembershipStatus,
 }
@@ -75,7 +74,7 @@ impl Wfs {
             i16,
             i16,
         );
-        Ok(owned_by::<membership::Entity>(company)
+        let query = owned_by::<membership::Entity>(company)
             .select_only()
             .columns([
                 membership::Column::Id,
@@ -85,13 +84,26 @@ impl Wfs {
                 membership::Column::Privilege,
                 membership::Column::Status,
             ])
-            .filter(membership::Column::Status.eq(filter.status.code()))
-            .apply_if(filter.branch_id, |q, b| {
-                q.filter(membership::Column::BranchId.eq(b.0))
+            .filter(membership::Column::Status.eq(filter.status.code()));
+        let query = Some(query)
+            .and_then(|q| {
+                filter_by(
+                    q,
+                    membership::Column::BranchId,
+                    filter.branch_id.map(|id| id.0),
+                )
             })
-            .apply_if(filter.job_role_id, |q, r| {
-                q.filter(membership::Column::JobRoleId.eq(r.0))
-            })
+            .and_then(|q| {
+                filter_by(
+                    q,
+                    membership::Column::JobRoleId,
+                    filter.job_role_id.map(|id| id.0),
+                )
+            });
+        let Some(query) = query else {
+            return Ok(Vec::new());
+        };
+        Ok(query
             .order_by_asc(membership::Column::CreatedAt)
             .order_by_asc(membership::Column::Id)
             .into_tuple::<Row>()

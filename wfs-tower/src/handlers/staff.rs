@@ -9,10 +9,10 @@ use crate::extract::{path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
-use wfs_core::MembershipId;
 use wfs_core::domain::membership::MembershipStatus;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::staff::StaffFilter;
+use wfs_core::{IdFilter, MembershipId};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -41,16 +41,9 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .map(MembershipStatus::parse)
         .transpose()?
         .unwrap_or_default();
-    // A filter id that is not even well-formed names nothing: an empty list.
-    let (Ok(branch_id), Ok(job_role_id)) = (
-        q.branch_id.as_deref().map(str::parse).transpose(),
-        q.job_role_id.as_deref().map(str::parse).transpose(),
-    ) else {
-        return Reply::json(StatusCode::OK, &[(); 0]);
-    };
     let filter = StaffFilter {
-        branch_id,
-        job_role_id,
+        branch_id: IdFilter::parse(q.branch_id.as_deref()),
+        job_role_id: IdFilter::parse(q.job_role_id.as_deref()),
         status,
     };
     let staff = ctx.wfs.list_staff(ctx.key()?.company_id, filter).await?;
