@@ -8,6 +8,7 @@
 //! all expired are dropped once the table grows, so a flood of made-up logins cannot
 //! grow memory without bound.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::net::IpAddr;
@@ -43,7 +44,11 @@ impl<K: Hash + Eq> Log<K> {
     }
 
     /// How long `key` must wait before its next attempt, if it is at its limit.
-    fn wait(&mut self, key: &K, now: Instant) -> Option<Duration> {
+    fn wait<Q>(&mut self, key: &Q, now: Instant) -> Option<Duration>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let log = self.entries.get_mut(key)?;
         while log
             .front()
@@ -111,7 +116,7 @@ impl SignInThrottle {
     ) -> Result<(), Duration> {
         let mut logs = self.logs();
         let wait = [
-            logs.failures.wait(&login.to_owned(), now),
+            logs.failures.wait(login, now),
             address.and_then(|a| logs.addresses.wait(&a, now)),
         ]
         .into_iter()
