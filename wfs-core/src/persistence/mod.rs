@@ -13,13 +13,13 @@
 pub mod entity;
 pub mod migration;
 pub(crate) mod repo;
+pub(crate) mod sql;
 
 use crate::error::{Error, Result};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    AccessMode, ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
-    DatabaseTransaction, IsolationLevel, SqliteTransactionMode, TransactionOptions,
-    TransactionTrait,
+    AccessMode, ConnectOptions, Database, DatabaseBackend, DatabaseConnection, DatabaseTransaction,
+    IsolationLevel, SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
 use sea_orm_migration::MigratorTrait;
 use std::fmt;
@@ -211,9 +211,4 @@ impl Deref for WriteTx {
     fn deref(&self) -> &DatabaseTransaction {
         &self.tx
     }
-}
-
-/// Whether `conn` is PostgreSQL (for the few statements whose SQL differs).
-pub(crate) fn is_postgres(conn: &impl ConnectionTrait) -> bool {
-    conn.get_database_backend() == DatabaseBackend::Postgres
 }

@@ -11,7 +11,8 @@ use crate::persistence::entity::{
     shift_slot, skill_set, unavailability,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, Select, UpdateMany,
+    ColumnTrait, ConnectionTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select,
+    UpdateMany,
 };
 use uuid::Uuid;
 
@@ -83,4 +84,13 @@ where
         .one(conn)
         .await?
         .ok_or(Error::not_found(kind))
+}
+
+/// `query` taking row locks until commit where the backend has them (PostgreSQL's
+/// `FOR UPDATE`); SQLite's write transaction already holds the whole database.
+pub(crate) fn locked<E: EntityTrait>(conn: &impl ConnectionTrait, query: Select<E>) -> Select<E> {
+    match conn.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => query.lock_exclusive(),
+        _ => query,
+    }
 }

@@ -19,8 +19,9 @@ use crate::Wfs;
 use crate::domain::idempotency::{Fingerprint, IdempotencyKey};
 use crate::error::{Error, IdempotencyConflict, Result};
 use crate::persistence::entity::idempotency_record as record;
+use crate::persistence::sql;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 use uuid::Uuid;
 
 /// How long a completed record is replayed; after that the key may be reused.
@@ -76,23 +77,16 @@ impl Wfs {
             let now = self.now();
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
-            let inserted = tx
-                .execute_raw(Statement::from_sql_and_values(
-                    tx.get_database_backend(),
-                    r#"INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
-                       VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (scope, "key") DO NOTHING"#,
-                    [
-                        scope.into(),
-                        key.as_str().into(),
-                        fp.as_str().into(),
-                        IN_PROGRESS.into(),
-                        token.into(),
-                        now.into(),
-                    ],
-                ))
-                .await?
-                .rows_affected()
-                == 1;
+            let inserted = sql::insert_idempotency_claim(
+                &*tx,
+                scope,
+                key.as_str(),
+                fp.as_str(),
+                IN_PROGRESS,
+                token,
+                now,
+            )
+            .await?;
             if inserted {
                 tx.commit().await?;
                 return Ok(Claim::Acquired(IdempotencyLock {

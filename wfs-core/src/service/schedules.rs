@@ -9,13 +9,11 @@ use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
 use crate::persistence::entity::{job_role, shift};
-use crate::persistence::is_postgres;
 use crate::persistence::repo::{filter_by, owned_by};
+use crate::persistence::sql;
 use crate::service::shifts::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement,
-};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -182,41 +180,14 @@ impl Wfs {
                 "from and to may be at most {MAX_HOURS_SPAN_DAYS} days apart"
             )));
         }
-        let conn = self.store().conn();
-        let (day, seconds) = if is_postgres(conn) {
-            (
-                "to_char(clocked_in AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-                "LEAST(EXTRACT(EPOCH FROM (clocked_out - clocked_in)), EXTRACT(EPOCH FROM (end_at - start_at)))",
-            )
-        } else {
-            // Timestamps are stored as RFC 3339 UTC text: the date is its first ten characters.
-            (
-                "substr(clocked_in, 1, 10)",
-                "MIN((julianday(clocked_out) - julianday(clocked_in)), (julianday(end_at) - julianday(start_at))) * 86400.0",
-            )
-        };
-        let sql = format!(
-            "SELECT {day} AS day, CAST(SUM({seconds}) AS DOUBLE PRECISION) AS seconds FROM shifts \
-             WHERE company_id = $1 AND status = 'confirmed' AND clocked_in IS NOT NULL AND clocked_out IS NOT NULL \
-             AND clocked_in >= $2 AND clocked_in < $3 GROUP BY 1"
-        );
-        let rows = conn
-            .query_all_raw(Statement::from_sql_and_values(
-                conn.get_database_backend(),
-                sql,
-                [
-                    company.0.into(),
-                    midnight(from).into(),
-                    midnight(time::add_days("to", to, 1)?).into(),
-                ],
-            ))
-            .await?;
-        let mut by_day: HashMap<String, f64> = HashMap::with_capacity(rows.len());
-        for row in rows {
-            let day: String = row.try_get("", "day")?;
-            let seconds: Option<f64> = row.try_get("", "seconds")?;
-            by_day.insert(day, seconds.unwrap_or(0.0));
-        }
+        let days = sql::seconds_worked_per_day(
+            self.store().conn(),
+            company,
+            midnight(from),
+            midnight(time::add_days("to", to, 1)?),
+        )
+        .await?;
+        let by_day: HashMap<String, f64> = days.into_iter().collect();
         Ok(from
             .iter_days()
             .take_while(|d| *d <= to)
@@ -242,39 +213,13 @@ impl Wfs {
     ) -> Result<Vec<OvertimeEntry>> {
         let monday = week_start(self.now());
         let next_monday = monday + Duration::days(7);
-        let mut sql = String::from(
-            "SELECT user_id, job_role_id, CAST(SUM(hours) AS DOUBLE PRECISION) AS hours FROM overtime_records \
-             WHERE company_id = $1 AND approved_at IS NOT NULL AND worked_on >= $2 AND worked_on < $3",
-        );
-        let mut values: Vec<sea_orm::Value> = vec![
-            company.0.into(),
-            monday.format("%Y-%m-%d").to_string().into(),
-            next_monday.format("%Y-%m-%d").to_string().into(),
-        ];
-        match branch_id {
-            IdFilter::Any => {}
-            IdFilter::Only(branch) => {
-                sql.push_str(" AND branch_id = $4");
-                values.push(branch.0.into());
-            }
+        let branch = match branch_id {
+            IdFilter::Any => None,
+            IdFilter::Only(branch) => Some(branch.0),
             IdFilter::Nothing => return Ok(Vec::new()),
-        }
-        sql.push_str(" GROUP BY user_id, job_role_id");
+        };
         let conn = self.store().conn();
-        let rows = conn
-            .query_all_raw(Statement::from_sql_and_values(
-                conn.get_database_backend(),
-                sql,
-                values,
-            ))
-            .await?;
-        let mut sums = Vec::with_capacity(rows.len());
-        for row in rows {
-            let user: Uuid = row.try_get("", "user_id")?;
-            let role: Option<Uuid> = row.try_get("", "job_role_id")?;
-            let hours: Option<f64> = row.try_get("", "hours")?;
-            sums.push((user, role, hours.unwrap_or(0.0)));
-        }
+        let sums = sql::approved_overtime(conn, company, monday, next_monday, branch).await?;
         let role_ids: Vec<Uuid> = sums.iter().filter_map(|(_, r, _)| *r).collect();
         let titles: HashMap<Uuid, String> = if role_ids.is_empty() {
             HashMap::new()

@@ -14,7 +14,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId, SlotId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
-use crate::persistence::repo::{filter_by, find_owned, owned_by};
+use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -417,12 +417,9 @@ impl Wfs {
         }
         let slot_id = referenced_id(&input.slot_id, "Shift slot")?;
         // Lock the slot row until commit so concurrent bookings count the same places.
-        let mut find =
+        let find =
             owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(slot_id));
-        if crate::persistence::is_postgres(conn) {
-            find = find.lock_exclusive();
-        }
-        let slot = find
+        let slot = locked(conn, find)
             .one(conn)
             .await?
             .ok_or(Error::not_found("Shift slot"))?;

@@ -12,10 +12,10 @@ use crate::Wfs;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::membership;
-use crate::persistence::is_postgres;
 use crate::persistence::repo::{owned_by, update_owned_by};
+use crate::persistence::sql;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// A freshly allocated version and its timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,24 +33,12 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         company: CompanyId,
     ) -> Result<ResourceVersion> {
-        let now = self.now();
-        let greatest = if is_postgres(conn) { "GREATEST" } else { "MAX" };
-        let sql = format!(
-            "UPDATE companies SET resource_version = resource_version + 1, \
-             resource_updated_at = {greatest}(COALESCE(resource_updated_at, $1), $1) \
-             WHERE id = $2 RETURNING resource_version, resource_updated_at"
-        );
-        let row = conn
-            .query_one_raw(Statement::from_sql_and_values(
-                conn.get_database_backend(),
-                sql,
-                [now.into(), company.0.into()],
-            ))
+        let (version, updated_at) = sql::next_resource_version(conn, company, self.now())
             .await?
             .ok_or(Error::not_found("Company"))?;
         Ok(ResourceVersion {
-            version: row.try_get("", "resource_version")?,
-            updated_at: row.try_get("", "resource_updated_at")?,
+            version,
+            updated_at,
         })
     }
 

@@ -32,10 +32,10 @@ use crate::persistence::entity::{
     unavailability,
 };
 use crate::persistence::repo::owned_by;
+use crate::persistence::sql;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Statement,
+    ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -286,32 +286,14 @@ impl Wfs {
         let after = match q.after {
             Some(after) => after,
             None => match q.since {
-                Some(since) => match version_floor(&tx, company, since).await? {
+                Some(since) => match sql::version_floor(&tx, company, since).await? {
                     Some(floor) => floor - 1,
                     None => i64::MAX,
                 },
                 None => i64::MIN,
             },
         };
-        let backend = tx.get_database_backend();
-        let rows = tx
-            .query_all_raw(Statement::from_sql_and_values(
-                backend,
-                "SELECT id, resource_version, 0 AS gone FROM memberships WHERE company_id = $1 AND resource_version > $2 \
-                 UNION ALL \
-                 SELECT membership_id AS id, resource_version, 1 AS gone FROM membership_tombstones \
-                 WHERE company_id = $1 AND resource_version > $2 \
-                 ORDER BY resource_version, id LIMIT $3",
-                [company.0.into(), after.into(), (q.limit + 1).into()],
-            ))
-            .await?;
-        let mut entries = Vec::with_capacity(rows.len());
-        for row in rows {
-            let id: Uuid = row.try_get("", "id")?;
-            let version: i64 = row.try_get("", "resource_version")?;
-            let gone: i32 = row.try_get("", "gone")?;
-            entries.push((id, version, gone == 1));
-        }
+        let mut entries = sql::feed_entries(&tx, company, after, q.limit + 1).await?;
         let has_more = entries.len() as i64 > q.limit;
         entries.truncate(q.limit as usize);
 
@@ -406,29 +388,6 @@ impl Wfs {
         tx.commit().await?;
         item.ok_or_else(not_found)
     }
-}
-
-/// The least version updated at or after `since`, among live and deleted memberships.
-async fn version_floor(
-    tx: &DatabaseTransaction,
-    company: CompanyId,
-    since: DateTime<Utc>,
-) -> Result<Option<i64>> {
-    let row = tx
-        .query_one_raw(Statement::from_sql_and_values(
-            tx.get_database_backend(),
-            "SELECT MIN(v) AS v FROM (\
-               SELECT MIN(resource_version) AS v FROM memberships WHERE company_id = $1 AND updated_at >= $2 \
-               UNION ALL \
-               SELECT MIN(resource_version) AS v FROM membership_tombstones WHERE company_id = $1 AND updated_at >= $2\
-             ) floors",
-            [company.0.into(), since.into()],
-        ))
-        .await?;
-    Ok(match row {
-        Some(row) => row.try_get::<Option<i64>>("", "v")?,
-        None => None,
-    })
 }
 
 /// Builds the representations of the given memberships, in a handful of batched

@@ -7,7 +7,9 @@
 //! while the others are created.
 //!
 //! Items are processed in batches of [`BULK_BATCH_SIZE`], one batch after the other,
-//! all in the caller's transaction. Each item's writes run in a savepoint of their
+//! all in the caller's transaction: a batch's fields are validated, its emails and
+//! userNames are checked against the stored users in one statement, then its items
+//! are resolved and inserted in request order. Each item's writes run in a savepoint of their
 //! own, so a failing insert (a unique email taken by a concurrent request, say) is
 //! undone alone and never aborts the transaction the other items share.
 //!
@@ -35,7 +37,8 @@ use sea_orm::{
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-/// Items processed together, one batch after the other.
+/// Items processed together (one duplicate check against the store per batch),
+/// one batch after the other.
 pub const BULK_BATCH_SIZE: usize = 3;
 /// Most items one bulk request may carry.
 pub const BULK_MAX_ITEMS: usize = 1000;
@@ -183,15 +186,26 @@ impl Wfs {
         };
         let mut lookups = Lookups::default();
         for batch in items.chunks(BULK_BATCH_SIZE) {
-            for item in batch {
-                let item = match item {
-                    Ok(item) => item,
-                    Err(rejected) => {
+            // A batch's own fields are checked first, then its emails and userNames
+            // against the stored users in one statement.
+            let batch: Vec<Entry> = batch.iter().map(Entry::check).collect();
+            let stored = Stored::clashing(conn, batch.iter().filter_map(Entry::fields)).await?;
+            for entry in batch {
+                let (item, fields) = match entry {
+                    Entry::Valid(item, fields) => (item, fields),
+                    Entry::Invalid(item, reason) => {
+                        report.errors.push(RejectedStaff::of(item, reason));
+                        continue;
+                    }
+                    Entry::Unreadable(rejected) => {
                         report.errors.push(rejected.clone());
                         continue;
                     }
                 };
-                let resolved = match self.resolve(conn, company, item, &mut lookups).await {
+                let resolved = match self
+                    .resolve(conn, company, fields, item, &stored, &mut lookups)
+                    .await
+                {
                     Ok(resolved) => resolved,
                     Err(ItemError::Rejected(reason)) => {
                         report.errors.push(RejectedStaff::of(item, reason));
@@ -234,15 +248,16 @@ impl Wfs {
         Ok(report)
     }
 
-    /// Validates an item and resolves its references.
+    /// Checks an item's valid fields for duplicates and resolves its references.
     async fn resolve(
         &self,
         conn: &impl ConnectionTrait,
         company: CompanyId,
+        fields: ValidStaff,
         item: &NewStaffMember,
+        stored: &Stored,
         lookups: &mut Lookups,
     ) -> Checked<Resolved> {
-        let fields = validate(item).map_err(|err| ItemError::Rejected(err.to_string()))?;
         // Within the request, an email or userName an earlier valid item used is a
         // duplicate, whatever became of that item.
         if !lookups.emails.insert(fields.email.clone()) {
@@ -255,9 +270,9 @@ impl Wfs {
                 "userName appears in an earlier item of this request",
             ));
         }
-        // In the store: the unique indexes decide at insert time; this read only
-        // gives the usual case a clear answer without a failed insert.
-        if let Some(reason) = taken(conn, &fields).await? {
+        // In the store: the unique indexes decide at insert time; the batch's read
+        // only gives the usual case a clear answer without a failed insert.
+        if let Some(reason) = stored.clash(&fields) {
             return Err(ItemError::rejected(reason));
         }
         let branch = find_branch(conn, company, &item.assigned_branch_id, lookups)
@@ -475,27 +490,85 @@ fn phone(raw: &str) -> Result<String> {
     }
 }
 
-/// Which of the item's unique values a stored user already holds.
-async fn taken(conn: &impl ConnectionTrait, f: &ValidStaff) -> Result<Option<&'static str>> {
-    let clash: Option<(String, Option<String>)> = user::Entity::find()
-        .select_only()
-        .columns([user::Column::Email, user::Column::UserName])
-        .filter(
-            user::Column::Email
-                .eq(f.email.as_str())
-                .or(Expr::expr(Func::lower(Expr::col(user::Column::UserName)))
-                    .eq(f.user_name.to_lowercase())),
-        )
-        .into_tuple()
-        .one(conn)
-        .await?;
-    Ok(clash.map(|(email, _)| {
-        if email == f.email {
-            "a user with this email already exists"
-        } else {
-            "userName is already taken"
+/// An item of a batch once its own fields are checked.
+enum Entry<'a> {
+    /// The transport could not read it; reported as it is.
+    Unreadable(&'a RejectedStaff),
+    /// A field is wrong: the reason names it.
+    Invalid(&'a NewStaffMember, String),
+    Valid(&'a NewStaffMember, ValidStaff),
+}
+
+impl<'a> Entry<'a> {
+    fn check(item: &'a BulkStaffItem) -> Self {
+        match item {
+            Ok(item) => match validate(item) {
+                Ok(fields) => Self::Valid(item, fields),
+                Err(err) => Self::Invalid(item, err.to_string()),
+            },
+            Err(rejected) => Self::Unreadable(rejected),
         }
-    }))
+    }
+
+    fn fields(&self) -> Option<&ValidStaff> {
+        match self {
+            Self::Valid(_, fields) => Some(fields),
+            _ => None,
+        }
+    }
+}
+
+/// The emails and (lowercased) userNames of a batch that stored users already hold.
+#[derive(Default)]
+struct Stored {
+    emails: HashSet<String>,
+    user_names: HashSet<String>,
+}
+
+impl Stored {
+    /// Reads, in one statement, which of the batch's unique values are taken.
+    async fn clashing<'a>(
+        conn: &impl ConnectionTrait,
+        batch: impl Iterator<Item = &'a ValidStaff>,
+    ) -> Result<Self> {
+        let (emails, user_names): (Vec<&str>, Vec<String>) = batch
+            .map(|f| (f.email.as_str(), f.user_name.to_lowercase()))
+            .unzip();
+        if emails.is_empty() {
+            return Ok(Self::default());
+        }
+        let clashes: Vec<(String, Option<String>)> = user::Entity::find()
+            .select_only()
+            .columns([user::Column::Email, user::Column::UserName])
+            .filter(
+                user::Column::Email
+                    .is_in(emails)
+                    .or(Expr::expr(Func::lower(Expr::col(user::Column::UserName)))
+                        .is_in(user_names)),
+            )
+            .into_tuple()
+            .all(conn)
+            .await?;
+        let mut stored = Self::default();
+        for (email, user_name) in clashes {
+            stored.emails.insert(email);
+            if let Some(name) = user_name {
+                stored.user_names.insert(name.to_lowercase());
+            }
+        }
+        Ok(stored)
+    }
+
+    /// Why the item's values are taken, if they are (the email is named first).
+    fn clash(&self, f: &ValidStaff) -> Option<&'static str> {
+        if self.emails.contains(&f.email) {
+            Some("a user with this email already exists")
+        } else if self.user_names.contains(&f.user_name.to_lowercase()) {
+            Some("userName is already taken")
+        } else {
+            None
+        }
+    }
 }
 
 async fn find_branch(

@@ -1,0 +1,215 @@
+//! The statements sea-orm's query builder cannot express (a `RETURNING` counter, a
+//! `UNION ALL` keyset page, an `ON CONFLICT DO NOTHING` claim, date arithmetic in an
+//! aggregate), written once here with their SQLite and PostgreSQL spellings side by
+//! side. Services call these functions by what they answer; no other module writes
+//! SQL text or asks which backend it runs on.
+//!
+//! Every statement about a company's rows takes the [`CompanyId`] first and filters
+//! on it, as [`super::repo`] does for the builder's queries.
+
+use crate::error::Result;
+use crate::ids::CompanyId;
+use chrono::{DateTime, NaiveDate, Utc};
+use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, Value};
+use uuid::Uuid;
+
+fn statement(
+    conn: &impl ConnectionTrait,
+    sql: impl Into<String>,
+    values: impl IntoIterator<Item = Value>,
+) -> Statement {
+    Statement::from_sql_and_values(conn.get_database_backend(), sql, values)
+}
+
+fn is_postgres(conn: &impl ConnectionTrait) -> bool {
+    conn.get_database_backend() == DatabaseBackend::Postgres
+}
+
+/// Takes the company's next resource version and its `updated_at`, which is
+/// `max(now, previous)`: the update row-locks the counter until commit. `None` when
+/// the company does not exist.
+pub(crate) async fn next_resource_version(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    now: DateTime<Utc>,
+) -> Result<Option<(i64, DateTime<Utc>)>> {
+    let greatest = if is_postgres(conn) { "GREATEST" } else { "MAX" };
+    let sql = format!(
+        "UPDATE companies SET resource_version = resource_version + 1, \
+         resource_updated_at = {greatest}(COALESCE(resource_updated_at, $1), $1) \
+         WHERE id = $2 RETURNING resource_version, resource_updated_at"
+    );
+    let row = conn
+        .query_one_raw(statement(conn, sql, [now.into(), company.0.into()]))
+        .await?;
+    Ok(match row {
+        Some(row) => Some((
+            row.try_get("", "resource_version")?,
+            row.try_get("", "resource_updated_at")?,
+        )),
+        None => None,
+    })
+}
+
+/// One entry of the workforce feed's version order: a membership id, its version,
+/// and whether it is a tombstone.
+pub(crate) type FeedEntry = (Uuid, i64, bool);
+
+/// The first `limit` live memberships and tombstones of the company with a version
+/// above `after`, in version order: one keyset range scan over both tables.
+pub(crate) async fn feed_entries(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<FeedEntry>> {
+    let rows = conn
+        .query_all_raw(statement(
+            conn,
+            "SELECT id, resource_version, 0 AS gone FROM memberships WHERE company_id = $1 AND resource_version > $2 \
+             UNION ALL \
+             SELECT membership_id AS id, resource_version, 1 AS gone FROM membership_tombstones \
+             WHERE company_id = $1 AND resource_version > $2 \
+             ORDER BY resource_version, id LIMIT $3",
+            [company.0.into(), after.into(), limit.into()],
+        ))
+        .await?;
+    let mut entries = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id: Uuid = row.try_get("", "id")?;
+        let version: i64 = row.try_get("", "resource_version")?;
+        let gone: i32 = row.try_get("", "gone")?;
+        entries.push((id, version, gone == 1));
+    }
+    Ok(entries)
+}
+
+/// The least version updated at or after `since`, among the company's live and
+/// deleted memberships.
+pub(crate) async fn version_floor(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    since: DateTime<Utc>,
+) -> Result<Option<i64>> {
+    let row = conn
+        .query_one_raw(statement(
+            conn,
+            "SELECT MIN(v) AS v FROM (\
+               SELECT MIN(resource_version) AS v FROM memberships WHERE company_id = $1 AND updated_at >= $2 \
+               UNION ALL \
+               SELECT MIN(resource_version) AS v FROM membership_tombstones WHERE company_id = $1 AND updated_at >= $2\
+             ) floors",
+            [company.0.into(), since.into()],
+        ))
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get::<Option<i64>>("", "v")?,
+        None => None,
+    })
+}
+
+/// Seconds worked per UTC day (`YYYY-MM-DD`) of clock-in in `[from, to)`: confirmed
+/// shifts with both clock times, each counting its clocked time capped at its
+/// scheduled length. Days without work are absent.
+pub(crate) async fn seconds_worked_per_day(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<(String, f64)>> {
+    let (day, seconds) = if is_postgres(conn) {
+        (
+            "to_char(clocked_in AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+            "LEAST(EXTRACT(EPOCH FROM (clocked_out - clocked_in)), EXTRACT(EPOCH FROM (end_at - start_at)))",
+        )
+    } else {
+        // Timestamps are stored as RFC 3339 UTC text: the date is its first ten characters.
+        (
+            "substr(clocked_in, 1, 10)",
+            "MIN((julianday(clocked_out) - julianday(clocked_in)), (julianday(end_at) - julianday(start_at))) * 86400.0",
+        )
+    };
+    let sql = format!(
+        "SELECT {day} AS day, CAST(SUM({seconds}) AS DOUBLE PRECISION) AS seconds FROM shifts \
+         WHERE company_id = $1 AND status = 'confirmed' AND clocked_in IS NOT NULL AND clocked_out IS NOT NULL \
+         AND clocked_in >= $2 AND clocked_in < $3 GROUP BY 1"
+    );
+    let rows = conn
+        .query_all_raw(statement(
+            conn,
+            sql,
+            [company.0.into(), from.into(), to.into()],
+        ))
+        .await?;
+    let mut days = Vec::with_capacity(rows.len());
+    for row in rows {
+        let day: String = row.try_get("", "day")?;
+        let seconds: Option<f64> = row.try_get("", "seconds")?;
+        days.push((day, seconds.unwrap_or(0.0)));
+    }
+    Ok(days)
+}
+
+/// Approved overtime hours worked on days in `[from, to)`, summed per user and job
+/// role; only at `branch` when given.
+pub(crate) async fn approved_overtime(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    from: NaiveDate,
+    to: NaiveDate,
+    branch: Option<Uuid>,
+) -> Result<Vec<(Uuid, Option<Uuid>, f64)>> {
+    let mut sql = String::from(
+        "SELECT user_id, job_role_id, CAST(SUM(hours) AS DOUBLE PRECISION) AS hours FROM overtime_records \
+         WHERE company_id = $1 AND approved_at IS NOT NULL AND worked_on >= $2 AND worked_on < $3",
+    );
+    let mut values: Vec<Value> = vec![
+        company.0.into(),
+        from.format("%Y-%m-%d").to_string().into(),
+        to.format("%Y-%m-%d").to_string().into(),
+    ];
+    if let Some(branch) = branch {
+        sql.push_str(" AND branch_id = $4");
+        values.push(branch.into());
+    }
+    sql.push_str(" GROUP BY user_id, job_role_id");
+    let rows = conn.query_all_raw(statement(conn, sql, values)).await?;
+    let mut sums = Vec::with_capacity(rows.len());
+    for row in rows {
+        let user: Uuid = row.try_get("", "user_id")?;
+        let role: Option<Uuid> = row.try_get("", "job_role_id")?;
+        let hours: Option<f64> = row.try_get("", "hours")?;
+        sums.push((user, role, hours.unwrap_or(0.0)));
+    }
+    Ok(sums)
+}
+
+/// A new idempotency record for (`scope`, `key`), unless one exists: whether this
+/// call inserted it. Racing claimers meet the primary key, and exactly one wins.
+pub(crate) async fn insert_idempotency_claim(
+    conn: &impl ConnectionTrait,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+    state: &str,
+    token: Uuid,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let inserted = conn
+        .execute_raw(statement(
+            conn,
+            r#"INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (scope, "key") DO NOTHING"#,
+            [
+                scope.into(),
+                key.into(),
+                fingerprint.into(),
+                state.into(),
+                token.into(),
+                now.into(),
+            ],
+        ))
+        .await?
+        .rows_affected();
+    Ok(inserted == 1)
+}
