@@ -117,8 +117,8 @@ impl Fixture {
     /// A UTC 08:00-16:00 slot on `date`'s weekday (with its first shift on `date`).
     pub(crate) async fn slot(&self, date: NaiveDate) -> Uuid {
         let slot = NewShiftSlot {
-            branch_id: self.location.to_string(),
-            job_role_id: self.role.to_string(),
+            branch_id: self.location.into(),
+            job_role_id: self.role.into(),
             start_time: "08:00".into(),
             end_time: "16:00".into(),
             book_date: date.format("%Y-%m-%d").to_string(),

@@ -120,6 +120,95 @@ impl<T: FromStr> IdFilter<T> {
     }
 }
 
+/// An id a request body refers to, as the transport read it. A value that is not a
+/// well-formed id names no record: core answers it exactly as an unknown id
+/// ([`Error::NotFound`](crate::Error::NotFound)), at the point where that reference
+/// is checked, so a body's field errors (400) still come before its references (404).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ref<T> {
+    /// A well-formed id, which may or may not name a record of the caller's company.
+    Id(T),
+    /// Not an id; kept as sent (trimmed) for messages. Empty when nothing was sent.
+    Malformed(String),
+}
+
+impl<T: FromStr> Ref<T> {
+    /// Reads a raw id (surrounding white space ignored).
+    pub fn parse(raw: &str) -> Self {
+        let raw = raw.trim();
+        raw.parse()
+            .map_or_else(|_| Self::Malformed(raw.to_owned()), Self::Id)
+    }
+}
+
+impl<T> Ref<T> {
+    /// Whether nothing but white space was sent.
+    pub fn is_blank(&self) -> bool {
+        matches!(self, Self::Malformed(raw) if raw.is_empty())
+    }
+
+    /// The id, or `NotFound` of `kind` for a malformed one.
+    pub fn id(self, kind: &'static str) -> crate::Result<T> {
+        match self {
+            Self::Id(id) => Ok(id),
+            Self::Malformed(_) => Err(crate::Error::not_found(kind)),
+        }
+    }
+}
+
+/// Nothing sent: a blank reference.
+impl<T> Default for Ref<T> {
+    fn default() -> Self {
+        Self::Malformed(String::new())
+    }
+}
+
+impl<T> From<T> for Ref<T> {
+    fn from(id: T) -> Self {
+        Self::Id(id)
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for Ref<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Id(id) => id.fmt(f),
+            Self::Malformed(raw) => f.write_str(raw),
+        }
+    }
+}
+
+/// A job role named by its id or by its symbol (bulk staff import accepts either).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum JobRoleRef {
+    /// A well-formed job role id.
+    Id(JobRoleId),
+    /// Anything else: a symbol, matched regardless of case (trimmed; empty when
+    /// nothing was sent).
+    Symbol(String),
+}
+
+impl JobRoleRef {
+    /// Reads an id, or else a symbol (surrounding white space ignored).
+    pub fn parse(raw: &str) -> Self {
+        let raw = raw.trim();
+        raw.parse()
+            .map_or_else(|_| Self::Symbol(raw.to_owned()), Self::Id)
+    }
+}
+
+impl Default for JobRoleRef {
+    fn default() -> Self {
+        Self::Symbol(String::new())
+    }
+}
+
+impl From<JobRoleId> for JobRoleRef {
+    fn from(id: JobRoleId) -> Self {
+        Self::Id(id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +225,27 @@ mod tests {
             IdFilter::<LocationId>::parse(Some("nope")),
             IdFilter::Nothing
         );
+    }
+
+    #[test]
+    fn a_referenced_id_is_an_id_or_not_found() {
+        let id = SlotId::new();
+        assert_eq!(Ref::parse(&format!(" {id} ")), Ref::Id(id));
+        let bad = Ref::<SlotId>::parse(" nope ");
+        assert_eq!(bad, Ref::Malformed("nope".into()));
+        assert!(!bad.is_blank() && Ref::<SlotId>::parse("  ").is_blank());
+        assert_eq!(bad.to_string(), "nope");
+        assert!(matches!(
+            bad.id("Shift slot"),
+            Err(crate::Error::NotFound { kind: "Shift slot" })
+        ));
+    }
+
+    #[test]
+    fn a_job_role_is_named_by_id_or_symbol() {
+        let id = JobRoleId::new();
+        assert_eq!(JobRoleRef::parse(&format!("{id} ")), JobRoleRef::Id(id));
+        assert_eq!(JobRoleRef::parse(" RN "), JobRoleRef::Symbol("RN".into()));
+        assert_eq!(JobRoleRef::parse(""), JobRoleRef::default());
     }
 }

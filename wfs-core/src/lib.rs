@@ -49,8 +49,8 @@ pub mod service;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
 pub use ids::{
-    ApiKeyId, CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, ShiftId, SkillSetId,
-    SlotId, UnavailabilityId, UserId,
+    ApiKeyId, CompanyId, IdFilter, JobRoleId, LocationId, JobRoleRef, MembershipId, Ref, ShiftId,
+    SkillSetId, SlotId, UnavailabilityId, UserId,
 };
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};

@@ -171,10 +171,10 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
                     phone: format!("+1617555{:04}", n),
                     gender: if n % 2 == 0 { "female" } else { "male" }.into(),
                     country_id: "US".into(),
-                    assigned_branch_id: location.to_string(),
-                    job_role_id: role.to_string(),
+                    assigned_branch_id: (*location).into(),
+                    job_role_id: (*role).into(),
                     privilege: if n % 24 == 0 && l == 0 { 2 } else { 3 },
-                    skill_set_ids: vec![skills[n % skills.len()].to_string()],
+                    skill_set_ids: vec![skills[n % skills.len()].into()],
                 }));
                 n += 1;
             }
@@ -213,8 +213,8 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
                                 .rem_euclid(7) as u8,
                         ));
                     let input = NewShiftSlot {
-                        branch_id: location.to_string(),
-                        job_role_id: role.to_string(),
+                        branch_id: (*location).into(),
+                        job_role_id: (*role).into(),
                         start_time: (*start).into(),
                         end_time: (*end).into(),
                         book_date: book_date.format("%Y-%m-%d").to_string(),
@@ -247,10 +247,10 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
                 .collect();
             let pick = pool[dice.roll(pool.len() as u64) as usize];
             let booking = Booking {
-                slot_id: slot.to_string(),
+                slot_id: (*slot).into(),
                 date: date.format("%Y-%m-%d").to_string(),
                 assignees: vec![Assignee {
-                    user_id: pick.user_id.to_string(),
+                    user_id: pick.user_id.into(),
                 }],
                 reminders: vec![60],
             };

@@ -12,7 +12,7 @@ use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Field, Result};
-use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId, SlotId};
+use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, Ref, ShiftId, SlotId, UserId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -135,10 +135,10 @@ pub struct Slot {
 /// Input of [`Wfs::create_shift_slot`], as received (validated here).
 #[derive(Debug, Clone, Default)]
 pub struct NewShiftSlot {
-    /// Location id (must be the company's).
-    pub branch_id: String,
-    /// Job role id (must be the company's).
-    pub job_role_id: String,
+    /// Location (must be the company's).
+    pub branch_id: Ref<LocationId>,
+    /// Job role (must be the company's).
+    pub job_role_id: Ref<JobRoleId>,
     /// `HH:mm`.
     pub start_time: String,
     /// `HH:mm`; at or before `start_time` means overnight.
@@ -171,14 +171,14 @@ pub struct NewShiftSlot {
 #[derive(Debug, Clone, Default)]
 pub struct Assignee {
     /// The member's user id.
-    pub user_id: String,
+    pub user_id: Ref<UserId>,
 }
 
 /// Input of [`Wfs::book_shift`].
 #[derive(Debug, Clone, Default)]
 pub struct Booking {
     /// The slot.
-    pub slot_id: String,
+    pub slot_id: Ref<SlotId>,
     /// `YYYY-MM-DD`; must fall on the slot's day of week.
     pub date: String,
     /// Members to assign; none books one open place.
@@ -191,16 +191,11 @@ pub struct Booking {
 #[derive(Debug, Clone)]
 pub struct Booked {
     /// The slot.
-    pub slot_id: Uuid,
+    pub slot_id: SlotId,
     /// The date booked.
     pub date: NaiveDate,
     /// The shifts created or filled by this booking.
     pub shifts: Vec<Shift>,
-}
-
-/// Parses an id a body refers to: a malformed one names no record, so it is a 404.
-fn referenced_id(raw: &str, kind: &'static str) -> Result<Uuid> {
-    raw.trim().parse().map_err(|_| Error::not_found(kind))
 }
 
 struct ValidSlot {
@@ -277,18 +272,10 @@ impl Wfs {
     ) -> Result<(Slot, Shift)> {
         let valid = validate_slot(&input)?;
         let branch = self
-            .find_location(
-                conn,
-                company,
-                LocationId(referenced_id(&input.branch_id, "Location")?),
-            )
+            .find_location(conn, company, input.branch_id.id("Location")?)
             .await?;
         let role = self
-            .find_job_role(
-                conn,
-                company,
-                JobRoleId(referenced_id(&input.job_role_id, "Job role")?),
-            )
+            .find_job_role(conn, company, input.job_role_id.id("Job role")?)
             .await?;
         let now = self.now();
         let slot = shift_slot::ActiveModel {
@@ -408,17 +395,17 @@ impl Wfs {
             }
         }
         for (i, a) in input.assignees.iter().enumerate() {
-            if a.user_id.trim().is_empty() {
+            if a.user_id.is_blank() {
                 return Err(Error::invalid_field(
                     Field::new("assignees").index(i).key("userId"),
                     "must not be empty",
                 ));
             }
         }
-        let slot_id = referenced_id(&input.slot_id, "Shift slot")?;
+        let slot_id = input.slot_id.id("Shift slot")?;
         // Lock the slot row until commit so concurrent bookings count the same places.
         let find =
-            owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(slot_id));
+            owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(slot_id.0));
         let slot = locked(conn, find)
             .one(conn)
             .await?
@@ -431,15 +418,15 @@ impl Wfs {
 
         let mut members = Vec::with_capacity(input.assignees.len());
         for a in &input.assignees {
-            let member = match a.user_id.trim().parse::<Uuid>() {
-                Ok(user) => {
+            let member = match &a.user_id {
+                Ref::Id(user) => {
                     owned_by::<membership::Entity>(company)
-                        .filter(membership::Column::UserId.eq(user))
+                        .filter(membership::Column::UserId.eq(user.0))
                         .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                         .one(conn)
                         .await?
                 }
-                Err(_) => None,
+                Ref::Malformed(_) => None,
             };
             let member = member.ok_or(Error::not_found("Staff member"))?;
             if members
@@ -523,7 +510,7 @@ impl Wfs {
             booked.push(shift.into());
         }
         Ok(Booked {
-            slot_id: slot.id,
+            slot_id: slot.id.into(),
             date,
             shifts: booked,
         })

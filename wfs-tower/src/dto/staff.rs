@@ -7,6 +7,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
+use wfs_core::{JobRoleRef, Ref};
 use wfs_core::service::staff::{
     BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff, StaffMember,
 };
@@ -199,13 +200,16 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
             phone: r.phone.into(),
             gender: r.gender.into(),
             country_id: r.country_id.into(),
-            assigned_branch_id: r.assigned_branch_id.into(),
-            job_role_id: r.job_role_id.into(),
+            assigned_branch_id: Ref::parse(&r.assigned_branch_id),
+            job_role_id: JobRoleRef::parse(&r.job_role_id),
             privilege: r.privilege.into(),
             skill_set_ids: r
                 .skill_set_ids
-                .map(Bounded::into_strings)
-                .unwrap_or_default(),
+                .map(Bounded::into_vec)
+                .unwrap_or_default()
+                .iter()
+                .map(|id| Ref::parse(id))
+                .collect(),
         }),
         Err(err) => {
             let path = err.path().to_string();

@@ -10,7 +10,7 @@ use crate::extract::{json, path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
-use wfs_core::IdFilter;
+use wfs_core::{IdFilter, Ref};
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};
 
@@ -75,8 +75,8 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: CreateSlotRequest = json(ctx.body)?;
     let input = NewShiftSlot {
-        branch_id: r.branch_id.into(),
-        job_role_id: r.job_role_id.into(),
+        branch_id: Ref::parse(&r.branch_id),
+        job_role_id: Ref::parse(&r.job_role_id),
         start_time: r.start_time.into(),
         end_time: r.end_time.into(),
         book_date: r.book_date.into(),
@@ -118,7 +118,7 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
 pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: BookRequest = json(ctx.body)?;
     let input = Booking {
-        slot_id: r.slot_id.into(),
+        slot_id: Ref::parse(&r.slot_id),
         date: r.date.into(),
         assignees: r
             .assignees
@@ -126,7 +126,7 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .unwrap_or_default()
             .into_iter()
             .map(|a| Assignee {
-                user_id: a.user_id.into(),
+                user_id: Ref::parse(&a.user_id),
             })
             .collect(),
         reminders: r

@@ -23,7 +23,9 @@ use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, UserId};
+use crate::ids::{
+    CompanyId, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, SkillSetId, UserId,
+};
 use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
@@ -64,14 +66,14 @@ pub struct NewStaffMember {
     pub gender: String,
     /// Required free text (ISO 3166 alpha-2 expected, not enforced).
     pub country_id: String,
-    /// A location id of the caller's company.
-    pub assigned_branch_id: String,
-    /// A job role id, or a job role symbol, of the caller's company.
-    pub job_role_id: String,
+    /// A location of the caller's company.
+    pub assigned_branch_id: Ref<LocationId>,
+    /// A job role of the caller's company, by id or by symbol.
+    pub job_role_id: JobRoleRef,
     /// 1, 2 or 3.
     pub privilege: i64,
-    /// Skill set ids of the caller's company.
-    pub skill_set_ids: Vec<String>,
+    /// Skill sets of the caller's company.
+    pub skill_set_ids: Vec<Ref<SkillSetId>>,
 }
 
 /// A member that was not created, and why: one `err` entry of the bulk result.
@@ -136,8 +138,8 @@ struct Resolved {
 /// Lookups shared by the items of one request.
 #[derive(Default)]
 struct Lookups {
-    branches: HashMap<String, bool>,
-    job_roles: HashMap<String, std::result::Result<JobRoleId, String>>,
+    branches: HashMap<LocationId, bool>,
+    job_roles: HashMap<JobRoleRef, std::result::Result<JobRoleId, String>>,
     emails: HashSet<String>,
     user_names: HashSet<String>,
 }
@@ -574,13 +576,13 @@ impl Stored {
 async fn find_branch(
     conn: &impl ConnectionTrait,
     company: CompanyId,
-    raw: &str,
+    branch: &Ref<LocationId>,
     lookups: &mut Lookups,
 ) -> Result<Option<LocationId>> {
-    let Ok(id) = raw.trim().parse::<LocationId>() else {
+    let Ref::Id(id) = *branch else {
         return Ok(None);
     };
-    if let Some(&known) = lookups.branches.get(raw) {
+    if let Some(&known) = lookups.branches.get(&id) {
         return Ok(known.then_some(id));
     }
     let exists = owned_by::<location::Entity>(company)
@@ -591,7 +593,7 @@ async fn find_branch(
         .one(conn)
         .await?
         .is_some();
-    lookups.branches.insert(raw.to_owned(), exists);
+    lookups.branches.insert(id, exists);
     Ok(exists.then_some(id))
 }
 
@@ -600,24 +602,23 @@ async fn find_branch(
 async fn find_job_role(
     conn: &impl ConnectionTrait,
     company: CompanyId,
-    raw: &str,
+    role: &JobRoleRef,
     lookups: &mut Lookups,
 ) -> Checked<JobRoleId> {
-    if let Some(known) = lookups.job_roles.get(raw) {
+    if let Some(known) = lookups.job_roles.get(role) {
         return known.clone().map_err(ItemError::Rejected);
     }
-    let key = raw.trim();
     let live = owned_by::<job_role::Entity>(company)
         .select_only()
         .column(job_role::Column::Id)
         .filter(job_role::Column::DeletedAt.is_null());
-    let found: Vec<uuid::Uuid> = match key.parse::<JobRoleId>() {
-        Ok(id) => live.filter(job_role::Column::Id.eq(id.0)),
-        Err(_) if key.is_empty() => {
+    let found: Vec<uuid::Uuid> = match role {
+        JobRoleRef::Id(id) => live.filter(job_role::Column::Id.eq(id.0)),
+        JobRoleRef::Symbol(symbol) if symbol.is_empty() => {
             return Err(ItemError::rejected("jobRoleId must not be empty"));
         }
-        Err(_) => live.filter(
-            Expr::expr(Func::lower(Expr::col(job_role::Column::Symbol))).eq(key.to_lowercase()),
+        JobRoleRef::Symbol(symbol) => live.filter(
+            Expr::expr(Func::lower(Expr::col(job_role::Column::Symbol))).eq(symbol.to_lowercase()),
         ),
     }
     .limit(2)
@@ -628,28 +629,32 @@ async fn find_job_role(
         [id] => Ok((*id).into()),
         [] => Err("jobRoleId: Job role not found".to_owned()),
         _ => Err(format!(
-            "jobRoleId: symbol '{key}' matches several job roles; use the job role id"
+            "jobRoleId: symbol '{}' matches several job roles; use the job role id",
+            match role {
+                JobRoleRef::Symbol(symbol) => symbol.as_str(),
+                JobRoleRef::Id(_) => "",
+            }
         )),
     };
-    lookups.job_roles.insert(raw.to_owned(), answer.clone());
+    lookups.job_roles.insert(role.clone(), answer.clone());
     answer.map_err(ItemError::Rejected)
 }
 
-/// The company's skill sets named by `raw` (duplicates collapse).
+/// The company's skill sets among `refs` (duplicates collapse).
 async fn find_skill_sets(
     conn: &impl ConnectionTrait,
     company: CompanyId,
-    raw: &[String],
+    refs: &[Ref<SkillSetId>],
 ) -> Checked<BTreeSet<uuid::Uuid>> {
     let mut wanted = BTreeSet::new();
-    for id in raw {
-        match id.trim().parse::<uuid::Uuid>() {
-            Ok(id) => {
-                wanted.insert(id);
+    for skill_set in refs {
+        match skill_set {
+            Ref::Id(id) => {
+                wanted.insert(id.0);
             }
-            Err(_) => {
+            Ref::Malformed(raw) => {
                 return Err(ItemError::Rejected(format!(
-                    "skillSetIds: Skill set not found: {id}"
+                    "skillSetIds: Skill set not found: {raw}"
                 )));
             }
         }
