@@ -49,7 +49,7 @@ pub mod service;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
 pub use ids::{
-    ApiKeyId, CompanyId, IdFilter, JobRoleId, LocationId, JobRoleRef, MembershipId, Ref, ShiftId,
+    ApiKeyId, CompanyId, IdFilter, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, ShiftId,
     SkillSetId, SlotId, UnavailabilityId, UserId,
 };
 pub use persistence::{Store, StoreOptions, WriteTx};

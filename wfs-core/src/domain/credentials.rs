@@ -5,7 +5,7 @@
 //! API request and buy nothing against a secret that cannot be guessed. Hashes are
 //! compared in constant time.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngCore;
@@ -116,14 +116,18 @@ impl IpAllowlist {
         for (i, entry) in entries.iter().enumerate() {
             let entry = entry.trim();
             if entry.contains('/') {
-                return Err(Error::invalid(format!(
-                    "allowedIps[{i}]: CIDR ranges are not accepted, use literal IPv4/IPv6 addresses ('{entry}')"
-                )));
+                return Err(Error::invalid_field(
+                    Field::new("allowedIps").index(i),
+                    format!(
+                        "must be a literal IPv4 or IPv6 address; CIDR ranges are not accepted ('{entry}')"
+                    ),
+                ));
             }
             let ip: IpAddr = entry.parse().map_err(|_| {
-                Error::invalid(format!(
-                    "allowedIps[{i}]: '{entry}' is not an IPv4 or IPv6 address"
-                ))
+                Error::invalid_field(
+                    Field::new("allowedIps").index(i),
+                    format!("is not an IPv4 or IPv6 address ('{entry}')"),
+                )
             })?;
             let ip = ip.to_canonical();
             if !ips.contains(&ip) {
@@ -204,8 +208,17 @@ mod tests {
 
     #[test]
     fn allowlist_rejects_cidr_and_garbage_and_compares_mapped_addresses() {
-        assert!(IpAllowlist::parse(&["10.0.0.0/8".into()]).is_err());
-        assert!(IpAllowlist::parse(&["not-an-ip".into()]).is_err());
+        let cidr = IpAllowlist::parse(&["1.2.3.4".into(), "10.0.0.0/8".into()]).unwrap_err();
+        assert!(
+            cidr.to_string()
+                .starts_with("allowedIps[1] must be a literal")
+        );
+        assert!(cidr.to_string().contains("CIDR"));
+        let garbage = IpAllowlist::parse(&["not-an-ip".into()]).unwrap_err();
+        assert_eq!(
+            garbage.to_string(),
+            "allowedIps[0] is not an IPv4 or IPv6 address ('not-an-ip')"
+        );
         let list = IpAllowlist::parse(&["1.2.3.4".into(), "::1".into()]).unwrap();
         assert!(list.allows(Some("::ffff:1.2.3.4".parse().unwrap())));
         assert!(list.allows(Some("::1".parse().unwrap())));

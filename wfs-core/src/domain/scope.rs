@@ -1,6 +1,6 @@
 //! API key scopes and the legacy/default rules.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Field, Result};
 use std::fmt;
 
 /// One permission an API key may carry.
@@ -35,12 +35,9 @@ impl Scope {
         }
     }
 
-    /// Parses a wire name; unknown names are a 400 naming the value.
-    pub fn parse(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|scope| scope.as_str() == s)
-            .ok_or_else(|| Error::invalid(format!("scopes: unknown scope '{s}'")))
+    /// The scope with this wire name, if there is one.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == s)
     }
 
     fn bit(self) -> u8 {
@@ -93,8 +90,14 @@ impl ScopeSet {
     /// collapse, and an absent or empty list means [`ScopeSet::DEFAULT`].
     pub fn from_request(names: Option<&[String]>) -> Result<Self> {
         let mut set = ScopeSet::default();
-        for name in names.unwrap_or_default() {
-            set.insert(Scope::parse(name)?);
+        for (i, name) in names.unwrap_or_default().iter().enumerate() {
+            let scope = Scope::parse(name).ok_or_else(|| {
+                Error::invalid_field(
+                    Field::new("scopes").index(i),
+                    format!("is not a known scope ('{name}')"),
+                )
+            })?;
+            set.insert(scope);
         }
         Ok(if set.is_empty() { Self::DEFAULT } else { set })
     }
@@ -112,7 +115,7 @@ impl ScopeSet {
             Some(s) => {
                 let mut set = ScopeSet::default();
                 for name in s.split_whitespace() {
-                    if let Ok(scope) = Scope::parse(name) {
+                    if let Some(scope) = Scope::parse(name) {
                         set.insert(scope);
                     }
                 }
@@ -157,8 +160,15 @@ mod tests {
 
     #[test]
     fn unknown_scope_names_are_rejected() {
-        let err = ScopeSet::from_request(Some(&["admin:all".into()])).unwrap_err();
-        assert!(err.to_string().contains("admin:all"));
+        let err = ScopeSet::from_request(Some(&["workforce:read".into(), "admin:all".into()]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "scopes[1] is not a known scope ('admin:all')"
+        );
+        assert!(
+            matches!(err, Error::Invalid { field: Some(f), .. } if f.to_string() == "scopes[1]")
+        );
     }
 
     #[test]

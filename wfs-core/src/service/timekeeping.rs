@@ -97,7 +97,10 @@ impl Wfs {
         minutes: i32,
     ) -> Result<Shift> {
         if !(1..=1440).contains(&minutes) {
-            return Err(Error::invalid("break minutes must be between 1 and 1440"));
+            return Err(Error::invalid_field(
+                "minutes",
+                "must be between 1 and 1440",
+            ));
         }
         let shift = find_shift(conn, company, shift_id).await?;
         if !ShiftStatus::from_stored(&shift.status).is_live() {

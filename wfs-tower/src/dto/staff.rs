@@ -7,10 +7,10 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::{JobRoleRef, Ref};
 use wfs_core::service::staff::{
     BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff, StaffMember,
 };
+use wfs_core::{JobRoleRef, Ref};
 
 /// A staff member as listed.
 #[derive(Debug, Serialize, ToSchema)]

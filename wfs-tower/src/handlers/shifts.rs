@@ -10,9 +10,9 @@ use crate::extract::{json, path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
-use wfs_core::{IdFilter, Ref};
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};
+use wfs_core::{IdFilter, Ref};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);

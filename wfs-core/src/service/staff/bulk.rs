@@ -539,18 +539,16 @@ impl Stored {
         if emails.is_empty() {
             return Ok(Self::default());
         }
-        let clashes: Vec<(String, Option<String>)> = user::Entity::find()
-            .select_only()
-            .columns([user::Column::Email, user::Column::UserName])
-            .filter(
-                user::Column::Email
-                    .is_in(emails)
-                    .or(Expr::expr(Func::lower(Expr::col(user::Column::UserName)))
-                        .is_in(user_names)),
-            )
-            .into_tuple()
-            .all(conn)
-            .await?;
+        let clashes: Vec<(String, Option<String>)> =
+            user::Entity::find()
+                .select_only()
+                .columns([user::Column::Email, user::Column::UserName])
+                .filter(user::Column::Email.is_in(emails).or(
+                    Expr::expr(Func::lower(Expr::col(user::Column::UserName))).is_in(user_names),
+                ))
+                .into_tuple()
+                .all(conn)
+                .await?;
         let mut stored = Self::default();
         for (email, user_name) in clashes {
             stored.emails.insert(email);
