@@ -1,8 +1,10 @@
 use super::limits::{Bounded, Line};
+use crate::error::ApiError;
+use crate::extract::date_time;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey, KeyStatus};
+use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey, KeyStatus, NewApiKey};
 use wfs_core::service::auth::{CompanyAccess, SignedIn};
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -177,6 +179,23 @@ pub(crate) struct CreateApiKeyRequest {
     #[serde(default)]
     #[schema(value_type = Option<DateTime<Utc>>, max_length = 256)]
     pub(crate) expires_at: Option<Line>,
+}
+
+impl TryFrom<CreateApiKeyRequest> for NewApiKey {
+    type Error = ApiError;
+
+    fn try_from(r: CreateApiKeyRequest) -> Result<Self, ApiError> {
+        Ok(Self {
+            name: r.name.into(),
+            scopes: r.scopes.map(Bounded::into_strings),
+            allowed_ips: r.allowed_ips.map(Bounded::into_strings).unwrap_or_default(),
+            expires_at: r
+                .expires_at
+                .as_deref()
+                .map(|v| date_time("expiresAt", v))
+                .transpose()?,
+        })
+    }
 }
 
 /// Create and rotate answer: the only responses that carry the secret.

@@ -151,6 +151,11 @@ impl<T, const N: usize> Bounded<T, N> {
     pub(crate) fn into_vec(self) -> Vec<T> {
         self.0
     }
+
+    /// The items of an optional array; none when it was absent or null.
+    pub(crate) fn items(list: Option<Self>) -> Vec<T> {
+        list.map(Self::into_vec).unwrap_or_default()
+    }
 }
 
 impl<const N: usize> Bounded<Line, N> {

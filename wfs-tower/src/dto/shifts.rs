@@ -4,7 +4,8 @@ use super::limits::{Bounded, Line, Text, Whole};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::shifts::{Booked, Shift, Slot};
+use wfs_core::Ref;
+use wfs_core::service::shifts::{Assignee, Booked, Booking, NewShiftSlot, Shift, Slot};
 
 /// A shift (booking record).
 #[derive(Debug, Serialize, ToSchema)]
@@ -205,6 +206,28 @@ pub(crate) struct CreateSlotRequest {
     pub(crate) write_up: Option<Text>,
 }
 
+impl From<CreateSlotRequest> for NewShiftSlot {
+    fn from(r: CreateSlotRequest) -> Self {
+        Self {
+            branch_id: Ref::parse(&r.branch_id),
+            job_role_id: Ref::parse(&r.job_role_id),
+            start_time: r.start_time.into(),
+            end_time: r.end_time.into(),
+            book_date: r.book_date.into(),
+            day_of_week: r.day_of_week.into(),
+            max_staff_required: r.max_staff_required.into(),
+            time_zone: r.time_zone.into(),
+            shift_name: r.shift_name.into(),
+            shift_color: r.shift_color.into(),
+            open_shift: r.open_shift,
+            is_oncall: r.is_oncall,
+            unpaid_break: r.unpaid_break.into(),
+            hours: r.hours,
+            write_up: r.write_up.map(Into::into),
+        }
+    }
+}
+
 /// `POST /shifts/slots` answer.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -251,6 +274,25 @@ pub(crate) struct BookRequest {
     #[serde(default)]
     #[schema(value_type = Option<Vec<ReminderDto>>, max_items = 100)]
     pub(crate) reminders: Option<Bounded<ReminderDto, 100>>,
+}
+
+impl From<BookRequest> for Booking {
+    fn from(r: BookRequest) -> Self {
+        Self {
+            slot_id: Ref::parse(&r.slot_id),
+            date: r.date.into(),
+            assignees: Bounded::items(r.assignees)
+                .iter()
+                .map(|a| Assignee {
+                    user_id: Ref::parse(&a.user_id),
+                })
+                .collect(),
+            reminders: Bounded::items(r.reminders)
+                .into_iter()
+                .map(|r| r.minutes_before.into())
+                .collect(),
+        }
+    }
 }
 
 /// `POST /shifts/book` answer.

@@ -203,10 +203,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
             assigned_branch_id: Ref::parse(&r.assigned_branch_id),
             job_role_id: JobRoleRef::parse(&r.job_role_id),
             privilege: r.privilege.into(),
-            skill_set_ids: r
-                .skill_set_ids
-                .map(Bounded::into_vec)
-                .unwrap_or_default()
+            skill_set_ids: Bounded::items(r.skill_set_ids)
                 .iter()
                 .map(|id| Ref::parse(id))
                 .collect(),

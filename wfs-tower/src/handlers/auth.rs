@@ -4,9 +4,8 @@ use super::Ctx;
 use super::Route;
 use crate::auth::Access;
 use crate::dto::auth::*;
-use crate::dto::limits::Bounded;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{date_time, json, path_id};
+use crate::extract::{json, path_id};
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::ApiKeyId;
@@ -76,21 +75,7 @@ pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         (status = 400, description = "Malformed JSON, a missing `name`, an unknown scope, a CIDR range or other non-address in `allowedIps`, or an `expiresAt` not in the future", body = ErrorBody),
     ))]
 pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let req: CreateApiKeyRequest = json(ctx.body)?;
-    let expires_at = req
-        .expires_at
-        .as_deref()
-        .map(|v| date_time("expiresAt", v))
-        .transpose()?;
-    let input = NewApiKey {
-        name: req.name.into(),
-        scopes: req.scopes.map(Bounded::into_strings),
-        allowed_ips: req
-            .allowed_ips
-            .map(Bounded::into_strings)
-            .unwrap_or_default(),
-        expires_at,
-    };
+    let input = NewApiKey::try_from(json::<CreateApiKeyRequest>(ctx.body)?)?;
     let issued = IssuedKeyResponse::from(
         ctx.wfs
             .create_api_key(ctx.tx()?, ctx.admin()?, input)

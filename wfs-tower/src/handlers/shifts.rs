@@ -3,16 +3,15 @@
 use super::Ctx;
 use super::Route;
 use crate::auth::Access;
-use crate::dto::limits::Bounded;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id, query};
 use crate::reply::MessageResponse;
 use crate::reply::Reply;
 use http::StatusCode;
+use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
-use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};
-use wfs_core::{IdFilter, Ref};
+use wfs_core::service::shifts::{Booking, NewShiftSlot};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -73,24 +72,7 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         (status = 404, description = "`Location not found` or `Job role not found`", body = ErrorBody),
     ))]
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let r: CreateSlotRequest = json(ctx.body)?;
-    let input = NewShiftSlot {
-        branch_id: Ref::parse(&r.branch_id),
-        job_role_id: Ref::parse(&r.job_role_id),
-        start_time: r.start_time.into(),
-        end_time: r.end_time.into(),
-        book_date: r.book_date.into(),
-        day_of_week: r.day_of_week.into(),
-        max_staff_required: r.max_staff_required.into(),
-        time_zone: r.time_zone.into(),
-        shift_name: r.shift_name.into(),
-        shift_color: r.shift_color.into(),
-        open_shift: r.open_shift,
-        is_oncall: r.is_oncall,
-        unpaid_break: r.unpaid_break.into(),
-        hours: r.hours,
-        write_up: r.write_up.map(Into::into),
-    };
+    let input = NewShiftSlot::from(json::<CreateSlotRequest>(ctx.body)?);
     let (slot, shift) = ctx
         .wfs
         .create_shift_slot(ctx.tx()?, ctx.key()?.company_id, input)
@@ -116,27 +98,7 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
         (status = 409, description = "`Shift slot is full on the selected day`, or an assignee already booked on this slot and date", body = ErrorBody),
     ))]
 pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let r: BookRequest = json(ctx.body)?;
-    let input = Booking {
-        slot_id: Ref::parse(&r.slot_id),
-        date: r.date.into(),
-        assignees: r
-            .assignees
-            .map(Bounded::into_vec)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|a| Assignee {
-                user_id: Ref::parse(&a.user_id),
-            })
-            .collect(),
-        reminders: r
-            .reminders
-            .map(Bounded::into_vec)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|r| r.minutes_before.into())
-            .collect(),
-    };
+    let input = Booking::from(json::<BookRequest>(ctx.body)?);
     let booked = ctx
         .wfs
         .book_shift(ctx.tx()?, ctx.key()?.company_id, input)
