@@ -248,7 +248,7 @@ UNEXPRESSIBLE = [re.compile(p) for p in (
     r"does not fall on dayOfWeek",               # bookDate and dayOfWeek together
     r"^Shift slot is not available on the selected day$",  # the slot's weekday (stored state)
     r"^timeZone must be an IANA time zone",       # the tz database (an enum of ~600 names)
-    r"^allowedIps\[\d+\]: ",                     # an IPv4 or IPv6 literal: no one JSON Schema format says "either"
+    r"^allowedIps\[\d+\] (is not an IPv4|must be a literal)",  # an IPv4 or IPv6 literal: no one JSON Schema format says "either"
     r"^expiresAt must be an ISO-8601 date-time",  # format: date-time, which the generator may ignore
 )]
 

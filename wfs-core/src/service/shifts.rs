@@ -20,6 +20,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// A shift (booking record) as the API shows it.
@@ -385,69 +386,10 @@ impl Wfs {
         company: CompanyId,
         input: Booking,
     ) -> Result<Booked> {
-        let date = time::parse_date("date", &input.date)?;
-        for (i, minutes) in input.reminders.iter().enumerate() {
-            if !(0..=43_200).contains(minutes) {
-                return Err(Error::invalid_field(
-                    Field::new("reminders").index(i).key("minutesBefore"),
-                    "must be between 0 and 43200",
-                ));
-            }
-        }
-        for (i, a) in input.assignees.iter().enumerate() {
-            if a.user_id.is_blank() {
-                return Err(Error::invalid_field(
-                    Field::new("assignees").index(i).key("userId"),
-                    "must not be empty",
-                ));
-            }
-        }
-        let slot_id = input.slot_id.id("Shift slot")?;
-        // Lock the slot row until commit so concurrent bookings count the same places.
-        let find =
-            owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(slot_id.0));
-        let slot = locked(conn, find)
-            .one(conn)
-            .await?
-            .ok_or(Error::not_found("Shift slot"))?;
-        if time::day_of_week(date) as i16 != slot.day_of_week {
-            return Err(Error::invalid(
-                "Shift slot is not available on the selected day",
-            ));
-        }
-
-        let mut members = Vec::with_capacity(input.assignees.len());
-        for a in &input.assignees {
-            let member = match &a.user_id {
-                Ref::Id(user) => {
-                    owned_by::<membership::Entity>(company)
-                        .filter(membership::Column::UserId.eq(user.0))
-                        .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
-                        .one(conn)
-                        .await?
-                }
-                Ref::Malformed(_) => None,
-            };
-            let member = member.ok_or(Error::not_found("Staff member"))?;
-            if members
-                .iter()
-                .any(|m: &membership::Model| m.id == member.id)
-            {
-                return Err(Error::conflict(
-                    "The same staff member is listed twice in this booking",
-                ));
-            }
-            members.push(member);
-        }
-
-        let book_date = date.format("%Y-%m-%d").to_string();
-        let live: Vec<shift::Model> = shift::Entity::find()
-            .filter(shift::Column::SlotId.eq(slot.id))
-            .filter(shift::Column::BookDate.eq(book_date.as_str()))
-            .filter(shift::Column::Status.ne(ShiftStatus::Cancelled.as_str()))
-            .order_by_asc(shift::Column::Id)
-            .all(conn)
-            .await?;
+        let ValidBooking { date, reminders } = validate_booking(&input)?;
+        let slot = locked_slot(conn, company, input.slot_id, date).await?;
+        let members = active_assignees(conn, company, &input.assignees).await?;
+        let live = live_shifts(conn, &slot, date).await?;
         for m in &members {
             if live.iter().any(|s| s.membership_id == Some(m.id)) {
                 return Err(Error::conflict(
@@ -469,10 +411,6 @@ impl Wfs {
         open.truncate(placement.fill);
 
         let now = self.now();
-        let reminders = (!input.reminders.is_empty())
-            .then(|| serde_json::to_string(&input.reminders))
-            .transpose()
-            .map_err(Error::internal)?;
         let mut booked = Vec::with_capacity(placement.fill + placement.create);
         if members.is_empty() {
             booked.push(
@@ -484,15 +422,7 @@ impl Wfs {
         for member in members {
             // The capacity rule decided how many open places the assignees take.
             let shift = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
-                let mut active: shift::ActiveModel = place.into();
-                active.membership_id = Set(Some(member.id));
-                active.user_id = Set(Some(member.user_id));
-                active.status = Set(ShiftStatus::Confirmed.as_str().to_owned());
-                if reminders.is_some() {
-                    active.reminders = Set(reminders.clone());
-                }
-                active.updated_at = Set(now);
-                active.update(conn).await?
+                fill_place(conn, place, &member, reminders.clone(), now).await?
             } else {
                 insert_shift(
                     conn,
@@ -539,6 +469,139 @@ impl Wfs {
         }
         Ok(shift.into())
     }
+}
+
+/// A booking's own fields, checked before any reference is looked up.
+struct ValidBooking {
+    date: NaiveDate,
+    /// The reminders as stored (JSON minutes), when any were sent.
+    reminders: Option<String>,
+}
+
+fn validate_booking(input: &Booking) -> Result<ValidBooking> {
+    let date = time::parse_date("date", &input.date)?;
+    for (i, minutes) in input.reminders.iter().enumerate() {
+        if !(0..=43_200).contains(minutes) {
+            return Err(Error::invalid_field(
+                Field::new("reminders").index(i).key("minutesBefore"),
+                "must be between 0 and 43200",
+            ));
+        }
+    }
+    for (i, a) in input.assignees.iter().enumerate() {
+        if a.user_id.is_blank() {
+            return Err(Error::invalid_field(
+                Field::new("assignees").index(i).key("userId"),
+                "must not be empty",
+            ));
+        }
+    }
+    let reminders = (!input.reminders.is_empty())
+        .then(|| serde_json::to_string(&input.reminders))
+        .transpose()
+        .map_err(Error::internal)?;
+    Ok(ValidBooking { date, reminders })
+}
+
+/// The company's slot, row-locked until commit so that concurrent bookings count
+/// the same places; it must run on `date`'s weekday.
+async fn locked_slot(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    slot: Ref<SlotId>,
+    date: NaiveDate,
+) -> Result<shift_slot::Model> {
+    let id = slot.id("Shift slot")?;
+    let find = owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(id.0));
+    let slot = locked(conn, find)
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found("Shift slot"))?;
+    if time::day_of_week(date) as i16 != slot.day_of_week {
+        return Err(Error::invalid(
+            "Shift slot is not available on the selected day",
+        ));
+    }
+    Ok(slot)
+}
+
+/// The active memberships of the assignees, in order, read in one statement. The
+/// first assignee (in order) who is not an active member is a 404; one listed twice
+/// is a 409.
+async fn active_assignees(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    assignees: &[Assignee],
+) -> Result<Vec<membership::Model>> {
+    let users: Vec<Uuid> = assignees
+        .iter()
+        .filter_map(|a| match a.user_id {
+            Ref::Id(user) => Some(user.0),
+            Ref::Malformed(_) => None,
+        })
+        .collect();
+    let found: HashMap<Uuid, membership::Model> = if users.is_empty() {
+        HashMap::new()
+    } else {
+        owned_by::<membership::Entity>(company)
+            .filter(membership::Column::UserId.is_in(users))
+            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
+            .all(conn)
+            .await?
+            .into_iter()
+            .map(|m| (m.user_id, m))
+            .collect()
+    };
+    let mut members: Vec<membership::Model> = Vec::with_capacity(assignees.len());
+    for a in assignees {
+        let member = match &a.user_id {
+            Ref::Id(user) => found.get(&user.0),
+            Ref::Malformed(_) => None,
+        }
+        .ok_or(Error::not_found("Staff member"))?;
+        if members.iter().any(|m| m.id == member.id) {
+            return Err(Error::conflict(
+                "The same staff member is listed twice in this booking",
+            ));
+        }
+        members.push(member.clone());
+    }
+    Ok(members)
+}
+
+/// The live (not cancelled) shifts of a slot on a date, in id order.
+async fn live_shifts(
+    conn: &impl ConnectionTrait,
+    slot: &shift_slot::Model,
+    date: NaiveDate,
+) -> Result<Vec<shift::Model>> {
+    Ok(shift::Entity::find()
+        .filter(shift::Column::SlotId.eq(slot.id))
+        .filter(shift::Column::BookDate.eq(date.format("%Y-%m-%d").to_string()))
+        .filter(shift::Column::Status.ne(ShiftStatus::Cancelled.as_str()))
+        .order_by_asc(shift::Column::Id)
+        .all(conn)
+        .await?)
+}
+
+/// Assigns an open place (an unassigned pending shift) to `member`: it becomes
+/// confirmed, with the booking's reminders when it sent any.
+async fn fill_place(
+    conn: &impl ConnectionTrait,
+    place: shift::Model,
+    member: &membership::Model,
+    reminders: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<shift::Model> {
+    let mut active: shift::ActiveModel = place.into();
+    active.membership_id = Set(Some(member.id));
+    active.user_id = Set(Some(member.user_id));
+    active.status = Set(ShiftStatus::Confirmed.as_str().to_owned());
+    if reminders.is_some() {
+        active.reminders = Set(reminders);
+    }
+    active.updated_at = Set(now);
+    Ok(active.update(conn).await?)
 }
 
 pub(crate) async fn find_shift(
