@@ -83,6 +83,12 @@ id_type! {
     SkillSetId,
     /// An unavailability interval of a member.
     UnavailabilityId,
+    /// A webhook endpoint of a company.
+    WebhookEndpointId,
+    /// One event's delivery to one webhook endpoint.
+    WebhookDeliveryId,
+    /// A webhook event (also the `webhook-id` of its deliveries).
+    WebhookEventId,
 }
 
 /// A list filter on an id, as the caller sent it. A value that is not even a

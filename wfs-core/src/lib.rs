@@ -50,7 +50,8 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
 pub use ids::{
     ApiKeyId, CompanyId, IdFilter, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, ShiftId,
-    SkillSetId, SlotId, UnavailabilityId, UserId,
+    SkillSetId, SlotId, UnavailabilityId, UserId, WebhookDeliveryId, WebhookEndpointId,
+    WebhookEventId,
 };
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
@@ -68,6 +69,7 @@ pub struct Wfs {
     clock: Arc<dyn Clock>,
     tokens: Arc<TokenKeys>,
     sign_in_throttle: Arc<SignInThrottle>,
+    webhooks: Arc<service::webhooks::Webhooks>,
 }
 
 impl Wfs {
@@ -81,12 +83,19 @@ impl Wfs {
             clock: Arc::new(SystemClock),
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
             sign_in_throttle: Arc::default(),
+            webhooks: Arc::new(service::webhooks::Webhooks::new(Default::default())),
         })
     }
 
     /// Replaces the clock (tests pin time with [`FixedClock`]).
     pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
         self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Sets how webhooks are delivered (the server's `--webhook-*` flags).
+    pub fn with_webhook_settings(mut self, settings: service::webhooks::WebhookSettings) -> Self {
+        self.webhooks = Arc::new(service::webhooks::Webhooks::new(settings));
         self
     }
 

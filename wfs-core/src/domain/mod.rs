@@ -11,3 +11,4 @@ pub mod signed;
 pub mod supply;
 pub mod time;
 pub mod validate;
+pub mod webhook;

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter};
 use crate::persistence::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
-    shift_slot, skill_set, unavailability,
+    shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select,
@@ -41,6 +41,9 @@ company_owned!(
     shift_slot,
     skill_set,
     unavailability,
+    webhook_delivery,
+    webhook_endpoint,
+    webhook_event,
 );
 
 /// The rows of `E` that belong to `company`.

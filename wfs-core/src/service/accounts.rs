@@ -183,6 +183,8 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        self.resource_changed(conn, company_id, membership_id, version)
+            .await?;
 
         Ok(CreatedCompany {
             company_id,

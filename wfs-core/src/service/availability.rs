@@ -17,6 +17,7 @@
 
 use crate::Wfs;
 use crate::domain::validate::{optional_text, required_text};
+use crate::domain::webhook::EventType;
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
 use crate::persistence::entity::{
@@ -24,6 +25,7 @@ use crate::persistence::entity::{
 };
 use crate::persistence::repo::find_owned;
 use crate::service::staff::find_member;
+use crate::service::webhooks::emit::TombstoneData;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
 use uuid::Uuid;
@@ -196,6 +198,14 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        let tombstone = TombstoneData {
+            staff_resource_id: member,
+            deleted: true,
+            resource_version: v.version,
+            updated_at: v.updated_at,
+        };
+        self.emit(conn, company, EventType::ResourceDeleted, &tombstone)
+            .await?;
         Ok(())
     }
 }

@@ -2,10 +2,12 @@
 
 use crate::Wfs;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
+use crate::service::webhooks::emit::JobRoleData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
@@ -169,7 +171,15 @@ impl Wfs {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        Ok(model.insert(conn).await?.into())
+        let role = JobRole::from(model.insert(conn).await?);
+        self.emit(
+            conn,
+            company,
+            EventType::JobRoleCreated,
+            &JobRoleData::from(&role),
+        )
+        .await?;
+        Ok(role)
     }
 
     /// Applies a partial update.
@@ -243,7 +253,15 @@ impl Wfs {
             self.bump_members_holding(conn, company, membership::Column::JobRoleId, id.0)
                 .await?;
         }
-        Ok(role.into())
+        let role = JobRole::from(role);
+        self.emit(
+            conn,
+            company,
+            EventType::JobRoleUpdated,
+            &JobRoleData::from(&role),
+        )
+        .await?;
+        Ok(role)
     }
 
     /// Soft-deletes a role: it is no longer listed or addressable.
@@ -260,7 +278,14 @@ impl Wfs {
         let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
         active.deleted_at = Set(Some(now));
         active.updated_at = Set(now);
-        active.update(conn).await?;
+        let role = JobRole::from(active.update(conn).await?);
+        self.emit(
+            conn,
+            company,
+            EventType::JobRoleDeleted,
+            &JobRoleData::from(&role),
+        )
+        .await?;
         Ok(())
     }
 }

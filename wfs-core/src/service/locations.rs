@@ -6,10 +6,12 @@
 
 use crate::Wfs;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::entity::{location, membership};
 use crate::persistence::repo::{find_owned, owned_by};
+use crate::service::webhooks::emit::LocationData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};
 
@@ -269,8 +271,16 @@ impl Wfs {
             created_at: Set(now),
             updated_at: Set(now),
         };
+        let location = Location::from(model.insert(conn).await?);
+        self.emit(
+            conn,
+            company,
+            EventType::LocationCreated,
+            &LocationData::from(&location),
+        )
+        .await?;
         Ok(CreatedLocation {
-            location: model.insert(conn).await?.into(),
+            location,
             address: address.unwrap_or_default(),
         })
     }
@@ -357,7 +367,15 @@ impl Wfs {
             self.bump_members_holding(conn, company, membership::Column::BranchId, id.0)
                 .await?;
         }
-        Ok(updated.into())
+        let location = Location::from(updated);
+        self.emit(
+            conn,
+            company,
+            EventType::LocationUpdated,
+            &LocationData::from(&location),
+        )
+        .await?;
+        Ok(location)
     }
 }
 

@@ -18,4 +18,5 @@ pub mod staff;
 pub mod throttle;
 pub mod timekeeping;
 pub mod versions;
+pub mod webhooks;
 pub mod workforce;

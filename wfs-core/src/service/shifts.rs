@@ -11,10 +11,12 @@ use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, Ref, ShiftId, SlotId, UserId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
+use crate::service::webhooks::emit::{ShiftData, SlotData};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -303,14 +305,27 @@ impl Wfs {
         .insert(conn)
         .await?;
         let shift = insert_shift(conn, &slot, "bookDate", valid.book_date, None, now, None).await?;
-        Ok((
-            Slot {
-                slot: slot.into(),
-                branch_name: branch.name,
-                job_role_title: role.title,
-            },
-            shift.into(),
-        ))
+        let slot = Slot {
+            slot: slot.into(),
+            branch_name: branch.name,
+            job_role_title: role.title,
+        };
+        let shift = Shift::from(shift);
+        self.emit(
+            conn,
+            company,
+            EventType::SlotCreated,
+            &SlotData::from(&slot),
+        )
+        .await?;
+        self.emit(
+            conn,
+            company,
+            EventType::ShiftCreated,
+            &ShiftData::from(&shift),
+        )
+        .await?;
+        Ok((slot, shift))
     }
 
     /// The company's slots, optionally filtered, by weekday, start time and id.
@@ -413,18 +428,26 @@ impl Wfs {
         let now = self.now();
         let mut booked = Vec::with_capacity(placement.fill + placement.create);
         if members.is_empty() {
-            booked.push(
+            let shift: Shift =
                 insert_shift(conn, &slot, "date", date, None, now, reminders.clone())
                     .await?
-                    .into(),
-            );
+                    .into();
+            self.emit(
+                conn,
+                company,
+                EventType::ShiftCreated,
+                &ShiftData::from(&shift),
+            )
+            .await?;
+            booked.push(shift);
         }
         for member in members {
             // The capacity rule decided how many open places the assignees take.
-            let shift = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
-                fill_place(conn, place, &member, reminders.clone(), now).await?
+            let (shift, kind) = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
+                let filled = fill_place(conn, place, &member, reminders.clone(), now).await?;
+                (filled, EventType::ShiftUpdated)
             } else {
-                insert_shift(
+                let created = insert_shift(
                     conn,
                     &slot,
                     "date",
@@ -433,11 +456,15 @@ impl Wfs {
                     now,
                     reminders.clone(),
                 )
-                .await?
+                .await?;
+                (created, EventType::ShiftCreated)
             };
             self.bump_membership(conn, company, member.id.into())
                 .await?;
-            booked.push(shift.into());
+            let shift = Shift::from(shift);
+            self.emit(conn, company, kind, &ShiftData::from(&shift))
+                .await?;
+            booked.push(shift);
         }
         Ok(Booked {
             slot_id: slot.id.into(),
@@ -463,11 +490,18 @@ impl Wfs {
         let mut active: shift::ActiveModel = shift.into();
         active.status = Set(cancelled.as_str().to_owned());
         active.updated_at = Set(self.now());
-        let shift = active.update(conn).await?;
+        let shift = Shift::from(active.update(conn).await?);
         if let Some(member) = member {
             self.bump_membership(conn, company, member.into()).await?;
         }
-        Ok(shift.into())
+        self.emit(
+            conn,
+            company,
+            EventType::ShiftCancelled,
+            &ShiftData::from(&shift),
+        )
+        .await?;
+        Ok(shift)
     }
 }
 

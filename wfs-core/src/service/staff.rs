@@ -9,10 +9,12 @@ pub use bulk::{
 
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::membership;
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
+use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -155,7 +157,7 @@ impl Wfs {
             }
         }
         // Conditional, so a concurrent deactivation that committed first wins alone.
-        membership::Entity::update_many()
+        let changed = membership::Entity::update_many()
             .col_expr(
                 membership::Column::Status,
                 Expr::value(MembershipStatus::Deactivated.code()),
@@ -165,11 +167,24 @@ impl Wfs {
             .filter(membership::Column::Id.eq(id.0))
             .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .exec(conn)
-            .await?;
-        Ok(StaffMember {
+            .await?
+            .rows_affected
+            == 1;
+        let deactivated = StaffMember {
             status: MembershipStatus::Deactivated,
             ..member.into()
-        })
+        };
+        if changed {
+            self.resource_changed(conn, company, id, v).await?;
+            self.emit(
+                conn,
+                company,
+                EventType::StaffDeactivated,
+                &StaffData::from(&deactivated),
+            )
+            .await?;
+        }
+        Ok(deactivated)
     }
 }
 

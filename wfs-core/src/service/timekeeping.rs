@@ -18,11 +18,13 @@
 use crate::Wfs;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, ShiftId};
 use crate::persistence::entity::{overtime_record, shift};
 use crate::service::shifts::{Shift, find_shift};
 use crate::service::staff::find_member;
+use crate::service::webhooks::emit::ShiftData;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use uuid::Uuid;
@@ -53,7 +55,7 @@ impl Wfs {
         let mut active: shift::ActiveModel = shift.into();
         active.clocked_in = Set(Some(at));
         active.updated_at = Set(self.now());
-        Ok(active.update(conn).await?.into())
+        self.shift_updated(conn, company, active).await
     }
 
     /// Records the actual end of a clocked-in shift.
@@ -81,7 +83,7 @@ impl Wfs {
         let mut active: shift::ActiveModel = shift.into();
         active.clocked_out = Set(Some(at));
         active.updated_at = Set(self.now());
-        Ok(active.update(conn).await?.into())
+        self.shift_updated(conn, company, active).await
     }
 
     /// Adds a break to a shift's `totalBreakTime`.
@@ -110,7 +112,7 @@ impl Wfs {
         let mut active: shift::ActiveModel = shift.into();
         active.total_break_minutes = Set(total);
         active.updated_at = Set(self.now());
-        Ok(active.update(conn).await?.into())
+        self.shift_updated(conn, company, active).await
     }
 
     /// Records approved overtime for a member on a date; `/overtime` sums it per week.
@@ -149,5 +151,25 @@ impl Wfs {
         .insert(conn)
         .await?;
         Ok(id)
+    }
+}
+
+impl Wfs {
+    /// Saves a clocked shift and emits `shift.updated`.
+    async fn shift_updated(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        active: shift::ActiveModel,
+    ) -> Result<Shift> {
+        let shift = Shift::from(active.update(conn).await?);
+        self.emit(
+            conn,
+            company,
+            EventType::ShiftUpdated,
+            &ShiftData::from(&shift),
+        )
+        .await?;
+        Ok(shift)
     }
 }

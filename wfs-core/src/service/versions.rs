@@ -9,11 +9,13 @@
 //! steps back.
 
 use crate::Wfs;
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::membership;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
+use crate::service::webhooks::emit::ResourceData;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -56,6 +58,24 @@ impl Wfs {
             .col_expr(membership::Column::UpdatedAt, v.updated_at.into())
             .filter(membership::Column::Id.eq(id.0))
             .exec(conn)
+            .await?;
+        self.resource_changed(conn, company, id, v).await
+    }
+
+    /// Emits `workforce.resource.updated`: membership `id` took version `v`.
+    pub(crate) async fn resource_changed(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        id: MembershipId,
+        v: ResourceVersion,
+    ) -> Result<()> {
+        let data = ResourceData {
+            staff_resource_id: id,
+            resource_version: v.version,
+            updated_at: v.updated_at,
+        };
+        self.emit(conn, company, EventType::ResourceUpdated, &data)
             .await?;
         Ok(())
     }

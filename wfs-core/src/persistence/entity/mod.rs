@@ -16,3 +16,6 @@ pub mod shift_slot;
 pub mod skill_set;
 pub mod unavailability;
 pub mod user;
+pub mod webhook_delivery;
+pub mod webhook_endpoint;
+pub mod webhook_event;

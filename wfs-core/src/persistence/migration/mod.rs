@@ -12,6 +12,7 @@ mod m20261122_000003_create_api_keys;
 mod m20261122_000004_create_idempotency_records;
 mod m20261122_000005_create_scheduling;
 mod m20261122_000006_create_membership_tombstones;
+mod m20261125_000007_create_webhooks;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000004_create_idempotency_records::Migration),
             Box::new(m20261122_000005_create_scheduling::Migration),
             Box::new(m20261122_000006_create_membership_tombstones::Migration),
+            Box::new(m20261125_000007_create_webhooks::Migration),
         ]
     }
 }

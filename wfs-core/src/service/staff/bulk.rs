@@ -22,6 +22,7 @@ use super::StaffMember;
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
+use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{
     CompanyId, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, SkillSetId, UserId,
@@ -32,6 +33,7 @@ use crate::persistence::entity::{
 use crate::persistence::repo::owned_by;
 use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
+use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set,
@@ -355,7 +357,17 @@ impl Wfs {
             &welcome_email(company_name, f),
         )
         .await?;
-        Ok(created.into())
+        let created = StaffMember::from(created);
+        self.resource_changed(conn, company, membership_id, v)
+            .await?;
+        self.emit(
+            conn,
+            company,
+            EventType::StaffCreated,
+            &StaffData::from(&created),
+        )
+        .await?;
+        Ok(created)
     }
 }
 

@@ -1,0 +1,535 @@
+//! Webhook rules with no I/O: the event catalogue, endpoint URLs and the addresses
+//! they may reach, secrets, the retry schedule, and the durations the server's
+//! `--webhook-*` flags are written in.
+
+use crate::error::{Error, Field, Result};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use rand::RngCore;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
+
+/// Longest endpoint URL.
+pub const URL_MAX: usize = 2048;
+/// Longest endpoint description.
+pub const DESCRIPTION_MAX: usize = 256;
+/// Most endpoints one company may hold.
+pub const ENDPOINTS_MAX: u64 = 50;
+/// Longest `lastError` kept on a delivery.
+pub const ERROR_MAX: usize = 1024;
+/// How long the previous secret still signs after a rotation.
+pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
+/// How long events and deliveries are kept.
+pub const RETENTION: chrono::Duration = chrono::Duration::days(30);
+
+macro_rules! event_types {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        /// Every event type of the catalogue.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EventType { $(#[doc = $name] $variant),* }
+
+        impl EventType {
+            /// The whole catalogue, in the contract's order.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// The wire name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(EventType::$variant => $name),* }
+            }
+        }
+    };
+}
+
+event_types! {
+    ResourceUpdated => "workforce.resource.updated",
+    ResourceDeleted => "workforce.resource.deleted",
+    SlotCreated => "shift_slot.created",
+    ShiftCreated => "shift.created",
+    ShiftUpdated => "shift.updated",
+    ShiftCancelled => "shift.cancelled",
+    StaffCreated => "staff.created",
+    StaffDeactivated => "staff.deactivated",
+    JobRoleCreated => "job_role.created",
+    JobRoleUpdated => "job_role.updated",
+    JobRoleDeleted => "job_role.deleted",
+    LocationCreated => "location.created",
+    LocationUpdated => "location.updated",
+    Test => "webhook.test",
+}
+
+impl EventType {
+    /// The type with this wire name, if the catalogue has it.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.as_str() == name)
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an endpoint subscribes to: every type (stored as the empty list), or these.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subscription(Vec<EventType>);
+
+impl Subscription {
+    /// Parses `eventTypes`: every name must be in the catalogue; duplicates collapse;
+    /// an empty list means every type.
+    pub fn parse(names: &[String]) -> Result<Self> {
+        let mut types = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            let t = EventType::parse(name.trim()).ok_or_else(|| {
+                Error::invalid_field(
+                    Field::new("eventTypes").index(i),
+                    format!("is not an event type of the catalogue ('{}')", name.trim()),
+                )
+            })?;
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+        types.sort();
+        Ok(Self(types))
+    }
+
+    /// Whether an event of type `t` goes to this endpoint. `webhook.test` never does
+    /// by subscription: only the test route sends it, to its own endpoint.
+    pub fn wants(&self, t: EventType) -> bool {
+        t != EventType::Test && (self.0.is_empty() || self.0.contains(&t))
+    }
+
+    /// The wire names (empty for every type).
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|t| t.as_str().to_owned()).collect()
+    }
+
+    /// Storage form: space-separated names, empty for every type.
+    pub fn to_stored(&self) -> String {
+        self.names().join(" ")
+    }
+
+    /// Reads the stored form; names no longer in the catalogue are dropped.
+    pub fn from_stored(stored: &str) -> Self {
+        Self(
+            stored
+                .split_whitespace()
+                .filter_map(EventType::parse)
+                .collect(),
+        )
+    }
+}
+
+/// Why an endpoint is disabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisabledReason {
+    /// `PATCH` with `enabled: false`.
+    Manual,
+    /// The endpoint answered `410 Gone`.
+    EndpointGone,
+    /// Failed attempts and no success for longer than `--webhook-disable-after`.
+    TooManyFailures,
+}
+
+impl DisabledReason {
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Manual => "manual",
+            Self::EndpointGone => "endpoint_gone",
+            Self::TooManyFailures => "too_many_failures",
+        }
+    }
+
+    /// Reads the stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Manual, Self::EndpointGone, Self::TooManyFailures]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryStatus {
+    /// Not yet delivered; attempts remain.
+    Pending,
+    /// A 2xx answered.
+    Succeeded,
+    /// Every attempt failed, or the endpoint is gone.
+    Failed,
+}
+
+impl DeliveryStatus {
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Reads a wire or stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Pending, Self::Succeeded, Self::Failed]
+            .into_iter()
+            .find(|st| st.as_str() == s)
+    }
+}
+
+/// An endpoint URL that passed the creation checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointUrl(String);
+
+impl EndpointUrl {
+    /// Checks `url`: absolute `https` (or `http` when private addresses are allowed,
+    /// for local development), at most [`URL_MAX`] characters, no user info, no
+    /// fragment, and a host that is not a literal forbidden address. A host name is
+    /// resolved and checked again at every delivery.
+    pub fn parse(raw: &str, allow_private: bool) -> Result<Self> {
+        let bad = |reason: &str| Error::invalid_field("url", reason);
+        let raw = raw.trim();
+        if raw.is_empty() {
+            return Err(bad("must not be empty"));
+        }
+        if raw.chars().count() > URL_MAX {
+            return Err(bad(&format!("must be at most {URL_MAX} characters")));
+        }
+        let url = url::Url::parse(raw).map_err(|_| bad("must be an absolute http or https URL"))?;
+        match url.scheme() {
+            "https" => {}
+            "http" if allow_private => {}
+            "http" => return Err(bad("must use https")),
+            _ => return Err(bad("must be an absolute http or https URL")),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("must not contain user info"));
+        }
+        if url.fragment().is_some() {
+            return Err(bad("must not contain a fragment"));
+        }
+        let host = match url.host() {
+            Some(host) => host,
+            None => return Err(bad("must name a host")),
+        };
+        if !allow_private {
+            let literal = match host {
+                url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+                url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+                url::Host::Domain(name) => name.parse::<IpAddr>().ok(),
+            };
+            if let Some(ip) = literal.filter(|ip| !is_public(*ip)) {
+                return Err(bad(&format!(
+                    "must not point to a non-public address ({ip})"
+                )));
+            }
+            if matches!(host, url::Host::Domain(name) if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost"))
+            {
+                return Err(bad("must not point to a non-public address (localhost)"));
+            }
+        }
+        Ok(Self(url.to_string()))
+    }
+
+    /// The URL as stored and called.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether a delivery may reach `ip`: not loopback, private (10/8, 172.16/12,
+/// 192.168/16, fc00::/7), link-local (169.254/16, fe80::/10), CGNAT (100.64/10),
+/// multicast, unspecified or broadcast. IPv4-mapped and -compatible IPv6 addresses
+/// are judged as the IPv4 address they carry.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(v6),
+        },
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_multicast()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)))
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    let compatible = ip.segments()[..6].iter().all(|s| *s == 0);
+    if compatible && !ip.is_loopback() && !ip.is_unspecified() {
+        // ::a.b.c.d, deprecated IPv4-compatible form.
+        let [.., c, d] = ip.segments();
+        let v4 = Ipv4Addr::new((c >> 8) as u8, c as u8, (d >> 8) as u8, d as u8);
+        return is_public_v4(v4);
+    }
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || (first & 0xfe00) == 0xfc00
+        || (first & 0xffc0) == 0xfe80)
+}
+
+/// An endpoint's signing secret: `whsec_` and the base64 of 32 random bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookSecret(String);
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WebhookSecret(<redacted>)")
+    }
+}
+
+impl WebhookSecret {
+    /// A fresh secret from the operating system's generator.
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        Self(format!("whsec_{}", STANDARD.encode(bytes)))
+    }
+
+    /// A stored secret.
+    pub fn from_stored(s: String) -> Self {
+        Self(s)
+    }
+
+    /// The secret text, for the create and rotate answers and for signing only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+/// When failed attempts are retried: after the n-th failed attempt the next waits
+/// the n-th step; a delivery is attempted at most `1 + steps` times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetrySchedule(Vec<Duration>);
+
+impl Default for RetrySchedule {
+    /// `5s,5m,30m,2h,5h,10h,10h`.
+    fn default() -> Self {
+        let m = 60;
+        let h = 60 * m;
+        Self(
+            [5, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 10 * h]
+                .into_iter()
+                .map(Duration::from_secs)
+                .collect(),
+        )
+    }
+}
+
+impl RetrySchedule {
+    /// Parses a comma-separated list of durations (`5s,5m,30m`); it may be empty
+    /// (one attempt only).
+    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+        if s.trim().is_empty() {
+            return Ok(Self(Vec::new()));
+        }
+        s.split(',')
+            .map(|step| parse_duration(step.trim()))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(Self)
+    }
+
+    /// A schedule of these steps.
+    pub fn new(steps: Vec<Duration>) -> Self {
+        Self(steps)
+    }
+
+    /// Most attempts a delivery gets.
+    pub fn max_attempts(&self) -> u32 {
+        u32::try_from(self.0.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(1)
+    }
+
+    /// The wait before the next attempt, once `attempts` have failed; `None` when
+    /// none remain. A `Retry-After` the endpoint sent (429 or 503) is honoured, up to
+    /// the schedule's longest step.
+    pub fn next_delay(&self, attempts: u32, retry_after: Option<Duration>) -> Option<Duration> {
+        let step = *self
+            .0
+            .get(usize::try_from(attempts).ok()?.checked_sub(1)?)?;
+        let longest = self.0.iter().copied().max().unwrap_or_default();
+        Some(match retry_after {
+            Some(asked) => step.max(asked.min(longest)),
+            None => step,
+        })
+    }
+}
+
+/// Parses `500ms`, `5s`, `5m`, `2h` or `5d`.
+pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
+    let bad = || format!("'{s}' is not a duration such as 500ms, 5s, 5m, 2h or 5d");
+    let split = s.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let millis = match unit {
+        "ms" => Some(n),
+        "s" => n.checked_mul(1_000),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        "d" => n.checked_mul(86_400_000),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    Ok(Duration::from_millis(millis))
+}
+
+/// `s` cut to at most [`ERROR_MAX`] characters.
+pub fn clip_error(s: &str) -> String {
+    match s.char_indices().nth(ERROR_MAX) {
+        Some((at, _)) => s[..at].to_owned(),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalogue_round_trips_and_test_events_are_never_subscribed() {
+        for t in EventType::ALL {
+            assert_eq!(EventType::parse(t.as_str()), Some(*t));
+        }
+        assert_eq!(EventType::ALL.len(), 14);
+        let every = Subscription::parse(&[]).unwrap();
+        assert!(every.wants(EventType::ShiftCreated));
+        assert!(!every.wants(EventType::Test));
+        let some = Subscription::parse(&["shift.created".into(), "shift.created".into()]).unwrap();
+        assert_eq!(some.names(), ["shift.created"]);
+        assert!(!some.wants(EventType::ShiftUpdated));
+        assert_eq!(Subscription::from_stored(&some.to_stored()), some);
+        let err =
+            Subscription::parse(&["shift.created".into(), "shift.exploded".into()]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "eventTypes[1] is not an event type of the catalogue ('shift.exploded')"
+        );
+    }
+
+    #[test]
+    fn endpoint_urls_are_absolute_https_without_credentials_or_fragments() {
+        assert!(EndpointUrl::parse("https://hooks.example.com/wfs?x=1", false).is_ok());
+        for (bad, why) in [
+            ("", "empty"),
+            ("hooks.example.com/x", "absolute"),
+            ("ftp://hooks.example.com/", "absolute"),
+            ("http://hooks.example.com/", "https"),
+            ("https://user:pw@hooks.example.com/", "user info"),
+            ("https://hooks.example.com/#frag", "fragment"),
+            ("https://127.0.0.1/", "non-public"),
+            ("https://[::1]/", "non-public"),
+            ("https://10.1.2.3/", "non-public"),
+            ("https://localhost:8080/", "non-public"),
+            ("https://[::ffff:192.168.0.1]/", "non-public"),
+        ] {
+            let err = EndpointUrl::parse(bad, false).unwrap_err().to_string();
+            assert!(err.starts_with("url "), "{bad}: {err}");
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(URL_MAX));
+        assert!(EndpointUrl::parse(&long, false).is_err());
+        // Local development: plain http and private hosts.
+        assert!(EndpointUrl::parse("http://127.0.0.1:9000/hooks", true).is_ok());
+    }
+
+    #[test]
+    fn forbidden_address_ranges() {
+        for ip in [
+            "127.0.0.1",
+            "10.0.0.1",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "100.127.255.255",
+            "224.0.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "ff02::1",
+            "::ffff:10.0.0.1",
+            "::10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "93.184.216.34",
+            "100.128.0.1",
+            "172.32.0.1",
+            "2606:4700::1111",
+        ] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_whsec_and_32_random_bytes() {
+        let s = WebhookSecret::generate();
+        let b64 = s.expose().strip_prefix("whsec_").unwrap();
+        assert_eq!(STANDARD.decode(b64).unwrap().len(), 32);
+        assert_ne!(s, WebhookSecret::generate());
+        assert!(!format!("{s:?}").contains("whsec_"));
+    }
+
+    #[test]
+    fn the_retry_schedule_and_retry_after() {
+        let s = RetrySchedule::default();
+        assert_eq!(s.max_attempts(), 8);
+        assert_eq!(s.next_delay(1, None), Some(Duration::from_secs(5)));
+        assert_eq!(s.next_delay(2, None), Some(Duration::from_secs(300)));
+        assert_eq!(s.next_delay(7, None), Some(Duration::from_secs(36_000)));
+        assert_eq!(s.next_delay(8, None), None);
+        // Retry-After waits at least that long, capped at the longest step.
+        assert_eq!(
+            s.next_delay(1, Some(Duration::from_secs(120))),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(
+            s.next_delay(1, Some(Duration::from_secs(999_999))),
+            Some(Duration::from_secs(36_000))
+        );
+        assert_eq!(
+            s.next_delay(2, Some(Duration::from_secs(1))),
+            Some(Duration::from_secs(300))
+        );
+        let short = RetrySchedule::parse("100ms, 1s").unwrap();
+        assert_eq!(short.max_attempts(), 3);
+        assert_eq!(RetrySchedule::parse("").unwrap().max_attempts(), 1);
+        assert!(RetrySchedule::parse("5s,soon").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("5d"), Ok(Duration::from_secs(432_000)));
+        for bad in ["", "5", "s", "5x", "-5s", "5 s", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn errors_are_clipped_to_1024_characters() {
+        assert_eq!(clip_error(&"é".repeat(2000)).chars().count(), ERROR_MAX);
+        assert_eq!(clip_error("short"), "short");
+    }
+}

@@ -1,0 +1,334 @@
+//! Writing events: in the transaction of the change they report (the transactional
+//! outbox), one row per event and one delivery per subscribed, enabled endpoint.
+//!
+//! The `data` of each event is the representation the read routes show, written
+//! here with the same field names (`wfs-tower`'s DTOs render the same types; the
+//! API tests compare the two), and like them it carries no personal data.
+
+use crate::Wfs;
+use crate::domain::webhook::{DeliveryStatus, EventType, Subscription};
+use crate::error::{Error, Result};
+use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
+use crate::persistence::repo::owned_by;
+use crate::service::job_roles::JobRole;
+use crate::service::locations::Location;
+use crate::service::shifts::{Shift, Slot};
+use crate::service::staff::StaffMember;
+use chrono::{DateTime, SecondsFormat, Utc};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
+use serde::{Serialize, Serializer};
+
+/// Writes whole numbers without a fraction (`40`, not `40.0`), as the read routes do.
+fn number<S: Serializer>(value: &Option<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match value {
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_i64(*v as i64),
+        Some(v) => s.serialize_f64(*v),
+        None => s.serialize_none(),
+    }
+}
+
+/// The body every delivery of an event sends.
+#[derive(Serialize)]
+struct Body<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    timestamp: &'a str,
+    data: &'a T,
+}
+
+/// `workforce.resource.updated`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResourceData {
+    pub(crate) staff_resource_id: MembershipId,
+    pub(crate) resource_version: i64,
+    pub(crate) updated_at: DateTime<Utc>,
+}
+
+/// `workforce.resource.deleted`: the tombstone.
+#[derive(Debug, Serialize)]
+pub(crate) struct TombstoneData {
+    pub(crate) staff_resource_id: MembershipId,
+    pub(crate) deleted: bool,
+    pub(crate) resource_version: i64,
+    pub(crate) updated_at: DateTime<Utc>,
+}
+
+/// `shift.*`: the shift record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ShiftData {
+    id: String,
+    slot_id: String,
+    branch_id: String,
+    user_id: Option<String>,
+    status: &'static str,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    clocked_in: Option<DateTime<Utc>>,
+    clocked_out: Option<DateTime<Utc>>,
+    total_break_time: i32,
+}
+
+impl From<&Shift> for ShiftData {
+    fn from(s: &Shift) -> Self {
+        Self {
+            id: s.id.to_string(),
+            slot_id: s.slot_id.to_string(),
+            branch_id: s.branch_id.to_string(),
+            user_id: s.user_id.map(|u| u.to_string()),
+            status: s.status.as_str(),
+            start: s.start,
+            end: s.end,
+            clocked_in: s.clocked_in,
+            clocked_out: s.clocked_out,
+            total_break_time: s.total_break_minutes,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct NamedRef {
+    id: String,
+    name: String,
+}
+
+#[derive(Debug, Serialize)]
+struct RoleRef {
+    id: String,
+    title: String,
+}
+
+/// `shift_slot.created`: the slot as `GET /shifts` lists it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SlotData {
+    id: String,
+    start_time: String,
+    end_time: String,
+    day_of_week: i16,
+    max_staff_required: i32,
+    time_zone: String,
+    #[serde(serialize_with = "number")]
+    hours: Option<f64>,
+    shift_name: String,
+    shift_color: String,
+    open_shift: bool,
+    is_oncall: bool,
+    unpaid_break: i32,
+    swappable: bool,
+    branch: NamedRef,
+    job_role: RoleRef,
+}
+
+impl From<&Slot> for SlotData {
+    fn from(s: &Slot) -> Self {
+        let m = &s.slot;
+        Self {
+            id: m.id.to_string(),
+            start_time: m.start_time.clone(),
+            end_time: m.end_time.clone(),
+            day_of_week: m.day_of_week,
+            max_staff_required: m.max_staff_required,
+            time_zone: m.time_zone.clone(),
+            hours: Some(m.hours),
+            shift_name: m.shift_name.clone(),
+            shift_color: m.shift_color.clone(),
+            open_shift: m.open_shift,
+            is_oncall: m.is_oncall,
+            unpaid_break: m.unpaid_break,
+            swappable: m.swappable,
+            branch: NamedRef {
+                id: m.branch_id.to_string(),
+                name: s.branch_name.clone(),
+            },
+            job_role: RoleRef {
+                id: m.job_role_id.to_string(),
+                title: s.job_role_title.clone(),
+            },
+        }
+    }
+}
+
+/// `staff.*`: the staff member (ids and codes only).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StaffData {
+    membership_id: String,
+    user_id: String,
+    branch_id: Option<String>,
+    job_role_id: Option<String>,
+    privilege: i16,
+    status: i16,
+}
+
+impl From<&StaffMember> for StaffData {
+    fn from(m: &StaffMember) -> Self {
+        Self {
+            membership_id: m.membership_id.to_string(),
+            user_id: m.user_id.to_string(),
+            branch_id: m.branch_id.map(|id| id.to_string()),
+            job_role_id: m.job_role_id.map(|id| id.to_string()),
+            privilege: m.privilege.code(),
+            status: m.status.code(),
+        }
+    }
+}
+
+/// `job_role.*`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct JobRoleData {
+    id: String,
+    title: String,
+    #[serde(serialize_with = "number")]
+    weekly_hours: Option<f64>,
+}
+
+impl From<&JobRole> for JobRoleData {
+    fn from(r: &JobRole) -> Self {
+        Self {
+            id: r.id.to_string(),
+            title: r.title.clone(),
+            weekly_hours: r.weekly_hours,
+        }
+    }
+}
+
+/// `location.*`: the location list item.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LocationData {
+    id: String,
+    name: String,
+    city: Option<String>,
+    state: Option<String>,
+    #[serde(serialize_with = "number")]
+    latitude: Option<f64>,
+    #[serde(serialize_with = "number")]
+    longitude: Option<f64>,
+    hexcode: String,
+    symbol: String,
+    location_detection_enabled: bool,
+}
+
+impl From<&Location> for LocationData {
+    fn from(l: &Location) -> Self {
+        Self {
+            id: l.id.to_string(),
+            name: l.name.clone(),
+            city: l.city.clone(),
+            state: l.state.clone(),
+            latitude: l.latitude,
+            longitude: l.longitude,
+            hexcode: l.hexcode.clone(),
+            symbol: l.symbol.clone(),
+            location_detection_enabled: l.location_detection_enabled,
+        }
+    }
+}
+
+/// `webhook.test`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TestData {
+    pub(crate) endpoint_id: WebhookEndpointId,
+}
+
+/// The wire form of an event timestamp: RFC 3339, UTC, `Z`.
+pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+impl Wfs {
+    /// Records an event of `kind` in `conn`'s transaction, with a pending delivery
+    /// to every enabled endpoint of the company that subscribes to it. Commits or
+    /// rolls back with the change; the worker only ever sees committed events.
+    pub(crate) async fn emit<T: Serialize>(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        kind: EventType,
+        data: &T,
+    ) -> Result<WebhookEventId> {
+        let endpoints: Vec<(uuid::Uuid, String)> = owned_by::<webhook_endpoint::Entity>(company)
+            .select_only()
+            .columns([
+                webhook_endpoint::Column::Id,
+                webhook_endpoint::Column::EventTypes,
+            ])
+            .filter(webhook_endpoint::Column::Enabled.eq(true))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        let targets = endpoints
+            .into_iter()
+            .filter(|(_, types)| Subscription::from_stored(types).wants(kind))
+            .map(|(id, _)| WebhookEndpointId(id));
+        self.record_event(conn, company, kind, data, targets).await
+    }
+
+    /// Writes the event row and one pending delivery per target endpoint.
+    pub(crate) async fn record_event<T: Serialize>(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        kind: EventType,
+        data: &T,
+        targets: impl Iterator<Item = WebhookEndpointId>,
+    ) -> Result<WebhookEventId> {
+        let now = self.now();
+        let id = WebhookEventId::new();
+        let payload = serde_json::to_string(&Body {
+            kind: kind.as_str(),
+            timestamp: &timestamp(now),
+            data,
+        })
+        .map_err(Error::internal)?;
+        webhook_event::Entity::insert(webhook_event::ActiveModel {
+            id: Set(id.0),
+            company_id: Set(company.0),
+            event_type: Set(kind.as_str().to_owned()),
+            created_at: Set(now),
+            payload: Set(payload),
+        })
+        .exec_without_returning(conn)
+        .await?;
+        let deliveries: Vec<webhook_delivery::ActiveModel> = targets
+            .map(|endpoint| pending_delivery(company, endpoint, id, kind, now))
+            .collect();
+        if !deliveries.is_empty() {
+            webhook_delivery::Entity::insert_many(deliveries)
+                .exec_without_returning(conn)
+                .await?;
+            self.webhooks().wake();
+        }
+        Ok(id)
+    }
+}
+
+/// A new delivery, due at once.
+pub(crate) fn pending_delivery(
+    company: CompanyId,
+    endpoint: WebhookEndpointId,
+    event: WebhookEventId,
+    kind: EventType,
+    now: DateTime<Utc>,
+) -> webhook_delivery::ActiveModel {
+    webhook_delivery::ActiveModel {
+        id: Set(uuid::Uuid::now_v7()),
+        company_id: Set(company.0),
+        endpoint_id: Set(endpoint.0),
+        event_id: Set(event.0),
+        event_type: Set(kind.as_str().to_owned()),
+        status: Set(DeliveryStatus::Pending.as_str().to_owned()),
+        attempts: Set(0),
+        last_attempt_at: Set(None),
+        last_response_status: Set(None),
+        last_error: Set(None),
+        next_attempt_at: Set(Some(now)),
+        lease_token: Set(None),
+        leased_until: Set(None),
+        created_at: Set(now),
+    }
+}

@@ -1,0 +1,765 @@
+//! The delivery worker: claims due deliveries, signs, POSTs, records each attempt.
+//!
+//! # Claims and leases
+//!
+//! Work is claimed per endpoint, in a short transaction that first locks the
+//! endpoint row (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite's single writer
+//! serialises the same way), counts the endpoint's attempts in flight (deliveries
+//! whose lease has not lapsed) and claims at most `concurrency` minus that many due
+//! deliveries, each with a fresh lease token and `leased_until = now + timeout +
+//! margin`. So no delivery is attempted twice at once and no endpoint sees more than
+//! `--webhook-concurrency` attempts at once, across every server sharing the
+//! database. An attempt's outcome is written only under the token that claimed it;
+//! a server that died mid-attempt loses its claims when their leases lapse, and
+//! another server takes them over. Nothing pending is lost across restarts.
+//!
+//! # Addresses
+//!
+//! Unless private addresses are allowed, the host is resolved and every address
+//! checked before each attempt, and the HTTP client's resolver refuses the same
+//! addresses when it connects, so a DNS answer that changes between the check and
+//! the connection (rebinding) cannot reach an internal address either.
+
+use super::{CommittedEvent, WebhookSettings};
+use crate::Wfs;
+use crate::domain::webhook::{DeliveryStatus, DisabledReason, RETENTION, clip_error, is_public};
+use crate::error::{Error, Result};
+use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseBackend, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect,
+};
+use std::collections::{HashSet, VecDeque};
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+use uuid::Uuid;
+
+/// How often the worker looks for due deliveries when nothing wakes it.
+const POLL: Duration = Duration::from_millis(200);
+/// Time a claim holds beyond the attempt timeout, for recording the outcome.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// Endpoints with due work looked at per pass.
+const ENDPOINTS_PER_PASS: u64 = 100;
+/// Rows one purge statement deletes.
+const PURGE_BATCH: u64 = 1000;
+/// How often old events and deliveries are purged.
+const PURGE_EVERY: Duration = Duration::from_secs(600);
+/// Most attempts in flight in one process, over all endpoints.
+const IN_FLIGHT_MAX: usize = 512;
+/// How far back the committed-events feed re-reads, for transactions that commit
+/// after a later one (PostgreSQL): an event committed this late is still published.
+const FEED_LOOKBACK: chrono::Duration = chrono::Duration::seconds(5);
+
+/// What one attempt came to.
+#[derive(Debug, Clone, PartialEq)]
+enum Outcome {
+    /// A 2xx.
+    Delivered(u16),
+    /// `410 Gone`: the endpoint is disabled and its pending deliveries fail.
+    Gone,
+    /// Anything else; `retry_after` from a 429 or 503.
+    Failed {
+        status: Option<u16>,
+        error: String,
+        retry_after: Option<Duration>,
+    },
+    /// The endpoint is disabled (or gone) since the claim: no attempt was made.
+    Skipped,
+}
+
+/// A claimed delivery.
+#[derive(Debug, Clone)]
+struct Claim {
+    delivery: Uuid,
+    endpoint: Uuid,
+    event: Uuid,
+    token: Uuid,
+    attempts: i32,
+}
+
+/// A DNS resolver that refuses non-public addresses, used by the HTTP client when
+/// private addresses are not allowed.
+struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+                return Err(format!("address {} is not allowed", bad.ip()).into());
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The worker of one process: see the module docs.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    wfs: Wfs,
+    http: reqwest::Client,
+    settings: WebhookSettings,
+}
+
+impl Worker {
+    /// A worker over `wfs`, with its webhook settings.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when the HTTP client cannot be built.
+    pub fn new(wfs: Wfs) -> Result<Self> {
+        let settings = wfs.webhooks().settings().clone();
+        let mut http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(settings.timeout)
+            .connect_timeout(settings.timeout)
+            .user_agent(concat!("wfs-webhooks/", env!("CARGO_PKG_VERSION")))
+            .pool_max_idle_per_host(settings.concurrency.max(1));
+        if !settings.allow_private {
+            http = http.dns_resolver(Arc::new(PublicOnly));
+        }
+        let http = http.build().map_err(Error::internal)?;
+        Ok(Self {
+            wfs,
+            http,
+            settings,
+        })
+    }
+
+    /// Delivers until `shutdown` resolves, then lets the attempts in flight finish
+    /// (each is bounded by the attempt timeout).
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        let mut attempts = JoinSet::new();
+        let mut feed = Feed::starting(self.wfs.now());
+        let mut last_purge: Option<tokio::time::Instant> = None;
+        loop {
+            if last_purge.is_none_or(|at| at.elapsed() >= PURGE_EVERY) {
+                if let Err(err) = self.purge().await {
+                    tracing::warn!(error = %err, "webhook purge failed; retrying later");
+                }
+                last_purge = Some(tokio::time::Instant::now());
+            }
+            if let Err(err) = feed.publish(&self.wfs).await {
+                tracing::warn!(error = %err, "reading committed events failed");
+            }
+            while attempts.try_join_next().is_some() {}
+            if attempts.len() < IN_FLIGHT_MAX {
+                match self.claim().await {
+                    Ok(claims) => {
+                        for claim in claims {
+                            let worker = self.clone();
+                            attempts.spawn(async move { worker.attempt(claim).await });
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "claiming webhook deliveries failed")
+                    }
+                }
+            }
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = self.wfs.webhooks().woken() => {
+                    // The writer that woke us has not committed yet: give it a moment.
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                () = tokio::time::sleep(POLL) => {}
+                Some(_) = attempts.join_next(), if !attempts.is_empty() => {}
+            }
+        }
+        while attempts.join_next().await.is_some() {}
+    }
+
+    /// One pass: the due deliveries this process may attempt now.
+    async fn claim(&self) -> Result<Vec<Claim>> {
+        let now = self.wfs.now();
+        let due: Vec<Uuid> = webhook_delivery::Entity::find()
+            .select_only()
+            .column(webhook_delivery::Column::EndpointId)
+            .distinct()
+            .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+            .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
+            .limit(ENDPOINTS_PER_PASS)
+            .into_tuple()
+            .all(self.wfs.store().conn())
+            .await?;
+        let mut claims = Vec::new();
+        for endpoint in due {
+            claims.extend(self.claim_for(endpoint).await?);
+        }
+        Ok(claims)
+    }
+
+    /// Claims due deliveries of one endpoint, within its concurrency.
+    async fn claim_for(&self, endpoint: Uuid) -> Result<Vec<Claim>> {
+        let tx = self.wfs.store().begin().await?;
+        let now = self.wfs.now();
+        let mut find = webhook_endpoint::Entity::find_by_id(endpoint)
+            .select_only()
+            .column(webhook_endpoint::Column::Id)
+            .filter(webhook_endpoint::Column::Enabled.eq(true));
+        if tx.get_database_backend() == DatabaseBackend::Postgres {
+            find = find.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
+        }
+        // Disabled, deleted, or another server is claiming for it right now.
+        if find.into_tuple::<Uuid>().one(&*tx).await?.is_none() {
+            tx.rollback().await?;
+            return Ok(Vec::new());
+        }
+        let in_flight = webhook_delivery::Entity::find()
+            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
+            .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+            .filter(webhook_delivery::Column::LeasedUntil.gt(now))
+            .count(&*tx)
+            .await?;
+        let free = (self.settings.concurrency as u64).saturating_sub(in_flight);
+        if free == 0 {
+            tx.rollback().await?;
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(Uuid, Uuid, i32)> = webhook_delivery::Entity::find()
+            .select_only()
+            .columns([
+                webhook_delivery::Column::Id,
+                webhook_delivery::Column::EventId,
+                webhook_delivery::Column::Attempts,
+            ])
+            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
+            .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+            .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
+            .filter(
+                webhook_delivery::Column::LeasedUntil
+                    .is_null()
+                    .or(webhook_delivery::Column::LeasedUntil.lte(now)),
+            )
+            .order_by_asc(webhook_delivery::Column::NextAttemptAt)
+            .order_by_asc(webhook_delivery::Column::Id)
+            .limit(free)
+            .into_tuple()
+            .all(&*tx)
+            .await?;
+        let leased_until = now + chrono_duration(self.settings.timeout + LEASE_MARGIN);
+        let mut claims = Vec::with_capacity(rows.len());
+        for (delivery, event, attempts) in rows {
+            let token = Uuid::new_v4();
+            webhook_delivery::Entity::update_many()
+                .col_expr(webhook_delivery::Column::LeaseToken, Expr::value(token))
+                .col_expr(
+                    webhook_delivery::Column::LeasedUntil,
+                    Expr::value(leased_until),
+                )
+                .filter(webhook_delivery::Column::Id.eq(delivery))
+                .exec(&*tx)
+                .await?;
+            claims.push(Claim {
+                delivery,
+                endpoint,
+                event,
+                token,
+                attempts,
+            });
+        }
+        tx.commit().await?;
+        Ok(claims)
+    }
+
+    /// Makes one attempt and records it; errors are logged, never lost: the lease
+    /// lapses and another pass retries.
+    async fn attempt(&self, claim: Claim) {
+        let started = self.wfs.now();
+        let outcome = match self.send(&claim, started).await {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                tracing::warn!(delivery = %claim.delivery, error = %err, "webhook attempt could not start");
+                return;
+            }
+        };
+        if let Err(err) = self.record(&claim, started, outcome).await {
+            tracing::warn!(delivery = %claim.delivery, error = %err, "recording a webhook attempt failed; its lease will lapse and it is retried");
+        }
+    }
+
+    /// Signs and POSTs the event.
+    async fn send(&self, claim: &Claim, now: DateTime<Utc>) -> Result<Outcome> {
+        let conn = self.wfs.store().conn();
+        let Some(endpoint) = webhook_endpoint::Entity::find_by_id(claim.endpoint)
+            .one(conn)
+            .await?
+            .filter(|e| e.enabled)
+        else {
+            return Ok(Outcome::Skipped);
+        };
+        let Some(event) = webhook_event::Entity::find_by_id(claim.event)
+            .one(conn)
+            .await?
+        else {
+            return Ok(Outcome::Skipped);
+        };
+        if !self.settings.allow_private {
+            if let Err(refused) = check_address(&endpoint.url).await {
+                return Ok(Outcome::Failed {
+                    status: None,
+                    error: refused,
+                    retry_after: None,
+                });
+            }
+        }
+        let id = event.id.to_string();
+        let timestamp = now.timestamp();
+        let signature = signatures(&endpoint, &id, timestamp, event.payload.as_bytes(), now)?;
+        let sent = self
+            .http
+            .post(&endpoint.url)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(standardwebhooks::HEADER_WEBHOOK_ID, &id)
+            .header(
+                standardwebhooks::HEADER_WEBHOOK_TIMESTAMP,
+                timestamp.to_string(),
+            )
+            .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
+            .body(event.payload)
+            .send()
+            .await;
+        Ok(match sent {
+            Ok(response) => {
+                let status = response.status();
+                if status.is_success() {
+                    Outcome::Delivered(status.as_u16())
+                } else if status == reqwest::StatusCode::GONE {
+                    Outcome::Gone
+                } else {
+                    let retry_after = matches!(status.as_u16(), 429 | 503)
+                        .then(|| retry_after(response.headers()))
+                        .flatten();
+                    Outcome::Failed {
+                        status: Some(status.as_u16()),
+                        error: format!("the endpoint answered HTTP {status}"),
+                        retry_after,
+                    }
+                }
+            }
+            Err(err) => Outcome::Failed {
+                status: None,
+                error: describe(&err),
+                retry_after: None,
+            },
+        })
+    }
+
+    /// Writes an attempt's outcome, under the claim's token only.
+    async fn record(&self, claim: &Claim, started: DateTime<Utc>, outcome: Outcome) -> Result<()> {
+        let tx = self.wfs.store().begin().await?;
+        let now = self.wfs.now();
+        let mine = || {
+            webhook_delivery::Entity::update_many()
+                .filter(webhook_delivery::Column::Id.eq(claim.delivery))
+                .filter(webhook_delivery::Column::LeaseToken.eq(claim.token))
+                .col_expr(
+                    webhook_delivery::Column::LeaseToken,
+                    Expr::value(None::<Uuid>),
+                )
+                .col_expr(
+                    webhook_delivery::Column::LeasedUntil,
+                    Expr::value(None::<DateTime<Utc>>),
+                )
+        };
+        let attempts = claim.attempts + 1;
+        let attempted = |q: sea_orm::UpdateMany<webhook_delivery::Entity>| {
+            q.col_expr(webhook_delivery::Column::Attempts, Expr::value(attempts))
+                .col_expr(
+                    webhook_delivery::Column::LastAttemptAt,
+                    Expr::value(started),
+                )
+        };
+        let settled = |q: sea_orm::UpdateMany<webhook_delivery::Entity>, status: DeliveryStatus| {
+            q.col_expr(
+                webhook_delivery::Column::Status,
+                Expr::value(status.as_str()),
+            )
+            .col_expr(
+                webhook_delivery::Column::NextAttemptAt,
+                Expr::value(None::<DateTime<Utc>>),
+            )
+        };
+        let endpoint = |q: sea_orm::UpdateMany<webhook_endpoint::Entity>| {
+            q.filter(webhook_endpoint::Column::Id.eq(claim.endpoint))
+                .col_expr(webhook_endpoint::Column::UpdatedAt, Expr::value(now))
+        };
+        match outcome {
+            Outcome::Skipped => {
+                mine().exec(&*tx).await?;
+            }
+            Outcome::Delivered(status) => {
+                let done = settled(attempted(mine()), DeliveryStatus::Succeeded)
+                    .col_expr(
+                        webhook_delivery::Column::LastResponseStatus,
+                        Expr::value(i32::from(status)),
+                    )
+                    .col_expr(
+                        webhook_delivery::Column::LastError,
+                        Expr::value(None::<String>),
+                    )
+                    .exec(&*tx)
+                    .await?;
+                if done.rows_affected == 1 {
+                    webhook_endpoint::Entity::update_many()
+                        .filter(webhook_endpoint::Column::Id.eq(claim.endpoint))
+                        .filter(webhook_endpoint::Column::FailingSince.is_not_null())
+                        .col_expr(
+                            webhook_endpoint::Column::FailingSince,
+                            Expr::value(None::<DateTime<Utc>>),
+                        )
+                        .exec(&*tx)
+                        .await?;
+                }
+            }
+            Outcome::Gone => {
+                let done = settled(attempted(mine()), DeliveryStatus::Failed)
+                    .col_expr(
+                        webhook_delivery::Column::LastResponseStatus,
+                        Expr::value(410),
+                    )
+                    .col_expr(
+                        webhook_delivery::Column::LastError,
+                        Expr::value("the endpoint answered 410 Gone; it is disabled"),
+                    )
+                    .exec(&*tx)
+                    .await?;
+                if done.rows_affected == 1 {
+                    endpoint(webhook_endpoint::Entity::update_many())
+                        .col_expr(webhook_endpoint::Column::Enabled, Expr::value(false))
+                        .col_expr(
+                            webhook_endpoint::Column::DisabledReason,
+                            Expr::value(DisabledReason::EndpointGone.as_str()),
+                        )
+                        .exec(&*tx)
+                        .await?;
+                    // Every other pending delivery to it fails too (a manual retry or a
+                    // replay after re-enabling sends them again).
+                    settled(
+                        webhook_delivery::Entity::update_many(),
+                        DeliveryStatus::Failed,
+                    )
+                    .filter(webhook_delivery::Column::EndpointId.eq(claim.endpoint))
+                    .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+                    .col_expr(
+                        webhook_delivery::Column::LastError,
+                        Expr::value("not sent: the endpoint answered 410 Gone and is disabled"),
+                    )
+                    .col_expr(
+                        webhook_delivery::Column::LeaseToken,
+                        Expr::value(None::<Uuid>),
+                    )
+                    .col_expr(
+                        webhook_delivery::Column::LeasedUntil,
+                        Expr::value(None::<DateTime<Utc>>),
+                    )
+                    .exec(&*tx)
+                    .await?;
+                }
+            }
+            Outcome::Failed {
+                status,
+                error,
+                retry_after,
+            } => {
+                let retry = self
+                    .settings
+                    .retry_schedule
+                    .next_delay(u32::try_from(attempts).unwrap_or(u32::MAX), retry_after);
+                let q = attempted(mine())
+                    .col_expr(
+                        webhook_delivery::Column::LastResponseStatus,
+                        Expr::value(status.map(i32::from)),
+                    )
+                    .col_expr(
+                        webhook_delivery::Column::LastError,
+                        Expr::value(clip_error(&error)),
+                    );
+                let q = match retry {
+                    Some(delay) => q.col_expr(
+                        webhook_delivery::Column::NextAttemptAt,
+                        Expr::value(now + chrono_duration(delay)),
+                    ),
+                    None => settled(q, DeliveryStatus::Failed),
+                };
+                if q.exec(&*tx).await?.rows_affected == 1 {
+                    self.note_failure(&*tx, claim.endpoint, now).await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Starts or continues the endpoint's failure streak; past `disable_after` with
+    /// no success, disables it (`too_many_failures`). Its pending deliveries stay
+    /// pending and resume when it is re-enabled.
+    async fn note_failure(
+        &self,
+        conn: &impl ConnectionTrait,
+        endpoint: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        webhook_endpoint::Entity::update_many()
+            .filter(webhook_endpoint::Column::Id.eq(endpoint))
+            .filter(webhook_endpoint::Column::FailingSince.is_null())
+            .col_expr(webhook_endpoint::Column::FailingSince, Expr::value(now))
+            .exec(conn)
+            .await?;
+        let cutoff = now - chrono_duration(self.settings.disable_after);
+        webhook_endpoint::Entity::update_many()
+            .filter(webhook_endpoint::Column::Id.eq(endpoint))
+            .filter(webhook_endpoint::Column::Enabled.eq(true))
+            .filter(webhook_endpoint::Column::FailingSince.lt(cutoff))
+            .col_expr(webhook_endpoint::Column::Enabled, Expr::value(false))
+            .col_expr(
+                webhook_endpoint::Column::DisabledReason,
+                Expr::value(DisabledReason::TooManyFailures.as_str()),
+            )
+            .col_expr(webhook_endpoint::Column::UpdatedAt, Expr::value(now))
+            .exec(conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes events and deliveries older than 30 days, a bounded batch per
+    /// statement, so a large backlog never holds a long lock.
+    pub async fn purge(&self) -> Result<u64> {
+        let cutoff = self.wfs.now() - RETENTION;
+        let conn = self.wfs.store().conn();
+        let mut purged = 0;
+        loop {
+            let ids: Vec<Uuid> = webhook_delivery::Entity::find()
+                .select_only()
+                .column(webhook_delivery::Column::Id)
+                .filter(webhook_delivery::Column::CreatedAt.lt(cutoff))
+                .limit(PURGE_BATCH)
+                .into_tuple()
+                .all(conn)
+                .await?;
+            if ids.is_empty() {
+                break;
+            }
+            let tx = self.wfs.store().begin().await?;
+            purged += webhook_delivery::Entity::delete_many()
+                .filter(webhook_delivery::Column::Id.is_in(ids))
+                .exec(&*tx)
+                .await?
+                .rows_affected;
+            tx.commit().await?;
+        }
+        loop {
+            let ids: Vec<Uuid> = webhook_event::Entity::find()
+                .select_only()
+                .column(webhook_event::Column::Id)
+                .filter(webhook_event::Column::CreatedAt.lt(cutoff))
+                .limit(PURGE_BATCH)
+                .into_tuple()
+                .all(conn)
+                .await?;
+            if ids.is_empty() {
+                break;
+            }
+            let tx = self.wfs.store().begin().await?;
+            // A delivery queued (by a replay) after the first loop goes with its event.
+            webhook_delivery::Entity::delete_many()
+                .filter(webhook_delivery::Column::EventId.is_in(ids.iter().copied()))
+                .exec(&*tx)
+                .await?;
+            purged += webhook_event::Entity::delete_many()
+                .filter(webhook_event::Column::Id.is_in(ids))
+                .exec(&*tx)
+                .await?
+                .rows_affected;
+            tx.commit().await?;
+        }
+        Ok(purged)
+    }
+}
+
+impl Wfs {
+    /// Runs a webhook delivery worker in this task until `shutdown` resolves (the
+    /// reference server runs one; an embedding application may run its own).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when the HTTP client cannot be built.
+    pub async fn run_webhook_worker(&self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        Worker::new(self.clone())?.run(shutdown).await;
+        Ok(())
+    }
+}
+
+/// The committed-events feed for in-process observers: re-reads a short window
+/// behind the newest event seen, publishing each event once.
+struct Feed {
+    since: DateTime<Utc>,
+    seen: HashSet<Uuid>,
+    order: VecDeque<(DateTime<Utc>, Uuid)>,
+}
+
+impl Feed {
+    fn starting(now: DateTime<Utc>) -> Self {
+        Self {
+            since: now,
+            seen: HashSet::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    async fn publish(&mut self, wfs: &Wfs) -> Result<()> {
+        if wfs.webhooks().committed.receiver_count() == 0 {
+            self.since = wfs.now() - FEED_LOOKBACK;
+            return Ok(());
+        }
+        let rows = webhook_event::Entity::find()
+            .filter(webhook_event::Column::CreatedAt.gte(self.since - FEED_LOOKBACK))
+            .order_by_asc(webhook_event::Column::CreatedAt)
+            .order_by_asc(webhook_event::Column::Id)
+            .limit(1000)
+            .all(wfs.store().conn())
+            .await?;
+        for row in rows {
+            if !self.seen.insert(row.id) {
+                continue;
+            }
+            self.order.push_back((row.created_at, row.id));
+            self.since = Ord::max(self.since, row.created_at);
+            let body: serde_json::Value = serde_json::from_str(&row.payload).unwrap_or_default();
+            wfs.webhooks().publish(CommittedEvent {
+                id: row.id.into(),
+                company: row.company_id.into(),
+                event_type: row.event_type,
+                timestamp: row.created_at,
+                data: body.get("data").cloned().unwrap_or_default(),
+            });
+        }
+        // Forget what has left the re-read window.
+        while let Some((at, id)) = self.order.front().copied() {
+            if at >= self.since - FEED_LOOKBACK - FEED_LOOKBACK {
+                break;
+            }
+            self.order.pop_front();
+            self.seen.remove(&id);
+        }
+        Ok(())
+    }
+}
+
+/// The `webhook-signature` header: `v1,<base64>` with the current secret, and with
+/// the previous one during the 24 hours after a rotation, space-separated.
+fn signatures(
+    endpoint: &webhook_endpoint::Model,
+    id: &str,
+    timestamp: i64,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let sign = |secret: &str| {
+        standardwebhooks::Webhook::new(secret)
+            .and_then(|wh| wh.sign(id, timestamp, body))
+            .map_err(|e| Error::internal(format!("signing a webhook failed: {e}")))
+    };
+    let mut header = sign(&endpoint.secret)?;
+    if let (Some(previous), Some(until)) =
+        (&endpoint.previous_secret, endpoint.previous_secret_until)
+        && now < until
+    {
+        header.push(' ');
+        header.push_str(&sign(previous)?);
+    }
+    Ok(header)
+}
+
+/// Resolves the URL's host and refuses it when any address is not public.
+async fn check_address(url: &str) -> std::result::Result<(), String> {
+    let parsed = url::Url::parse(url).map_err(|_| "the endpoint URL is not valid".to_owned())?;
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<IpAddr> = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
+        Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
+        Some(url::Host::Domain(name)) => tokio::net::lookup_host((name, port))
+            .await
+            .map_err(|e| format!("could not resolve {name}: {e}"))?
+            .map(|a| a.ip())
+            .collect(),
+        None => return Err("the endpoint URL has no host".to_owned()),
+    };
+    match addrs.iter().find(|ip| !is_public(**ip)) {
+        Some(ip) => Err(format!(
+            "the address {ip} is not allowed (loopback, private, link-local or otherwise non-public)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `Retry-After` in seconds (an HTTP date is not honoured: the schedule applies).
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    headers
+        .get(http::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+/// A transport error with its causes, for `lastError`.
+fn describe(err: &reqwest::Error) -> String {
+    let mut text = if err.is_timeout() {
+        "the attempt timed out".to_owned()
+    } else if err.is_connect() {
+        "could not connect".to_owned()
+    } else {
+        "the request failed".to_owned()
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn chrono_duration(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds_only() {
+        let mut h = http::HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert(http::header::RETRY_AFTER, " 120 ".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(120)));
+        h.insert(
+            http::header::RETRY_AFTER,
+            "Wed, 21 Oct 2026 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[tokio::test]
+    async fn literal_and_resolved_private_addresses_are_refused() {
+        for url in [
+            "https://127.0.0.1/x",
+            "https://[::1]:8443/",
+            "https://10.0.0.7/",
+            "https://localhost/",
+        ] {
+            let err = check_address(url).await.unwrap_err();
+            assert!(err.contains("is not allowed"), "{url}: {err}");
+        }
+    }
+}
