@@ -311,7 +311,9 @@ impl Worker {
             }
         }
         let id = event.id.to_string();
-        let timestamp = now.timestamp();
+        // Receivers compare this with their own clock (replay protection): it is the
+        // system's time even when the facade runs on a test clock.
+        let timestamp = Utc::now().timestamp();
         let signature = signatures(&endpoint, &id, timestamp, event.payload.as_bytes(), now)?;
         let sent = self
             .http
