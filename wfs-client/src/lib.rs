@@ -62,6 +62,7 @@ mod patch;
 mod query;
 mod retry;
 mod transport;
+pub mod webhooks;
 
 /// The code progenitor generates from `openapi.yaml` (see `build.rs`): the request and
 /// response types and a low-level [`Client`](generated::Client) whose methods take

@@ -3,6 +3,8 @@
 use clap::{Args, Parser, Subcommand};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use wfs_core::domain::webhook::{RetrySchedule, parse_duration};
+use wfs_core::service::webhooks::WebhookSettings;
 
 /// Reference server for the wfs workforce scheduling API.
 #[derive(Debug, Parser)]
@@ -88,6 +90,58 @@ pub(crate) struct ServeArgs {
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,
+    #[command(flatten)]
+    pub(crate) webhooks: WebhookArgs,
+}
+
+/// How webhooks are delivered (`webhooks.md`, "Delivery").
+#[derive(Debug, Clone, Args)]
+pub(crate) struct WebhookArgs {
+    /// Allow webhook endpoints on plain http and on loopback, private, link-local
+    /// and other non-public addresses (local development and tests only).
+    #[arg(long = "webhook-allow-private", env = "WFS_WEBHOOK_ALLOW_PRIVATE", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub(crate) allow_private: bool,
+    /// Waits between a delivery's attempts, comma-separated (500ms, 5s, 5m, 2h, 5d);
+    /// a delivery gets one attempt more than there are entries.
+    #[arg(long = "webhook-retry-schedule", env = "WFS_WEBHOOK_RETRY_SCHEDULE", default_value = "5s,5m,30m,2h,5h,10h,10h", value_parser = retry_schedule)]
+    pub(crate) retry_schedule: RetrySchedule,
+    /// One attempt's limit (500ms, 5s, 5m, ...); slower is a failed attempt.
+    #[arg(long = "webhook-timeout", env = "WFS_WEBHOOK_TIMEOUT", default_value = "10s", value_parser = webhook_duration)]
+    pub(crate) timeout: Duration,
+    /// Most attempts in flight to one endpoint at once, across all servers.
+    #[arg(long = "webhook-concurrency", env = "WFS_WEBHOOK_CONCURRENCY", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) concurrency: u32,
+    /// An endpoint that has failed with no success for longer than this is
+    /// disabled (`too_many_failures`).
+    #[arg(long = "webhook-disable-after", env = "WFS_WEBHOOK_DISABLE_AFTER", default_value = "5d", value_parser = webhook_duration)]
+    pub(crate) disable_after: Duration,
+}
+
+impl WebhookArgs {
+    pub(crate) fn settings(&self) -> WebhookSettings {
+        WebhookSettings {
+            allow_private: self.allow_private,
+            retry_schedule: self.retry_schedule.clone(),
+            timeout: self.timeout,
+            concurrency: self.concurrency as usize,
+            disable_after: self.disable_after,
+        }
+    }
+}
+
+fn retry_schedule(raw: &str) -> Result<RetrySchedule, String> {
+    RetrySchedule::parse(raw)
+}
+
+/// A webhook duration: `500ms`, `5s`, `5m`, `2h`, `5d`; above zero.
+fn webhook_duration(raw: &str) -> Result<Duration, String> {
+    parse_duration(raw.trim()).and_then(|d| {
+        if d.is_zero() {
+            Err(format!("'{raw}' must be above zero"))
+        } else {
+            Ok(d)
+        }
+    })
 }
 
 #[derive(Debug, Clone, Args)]

@@ -92,7 +92,8 @@ async fn start(args: &ServeArgs) -> Result<(Wfs, Arc<dyn Mailer>), BoxError> {
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
     let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;
     let store = open(&args.db).await?;
-    Ok((Wfs::new(store, &secret)?, mailer))
+    let wfs = Wfs::new(store, &secret)?.with_webhook_settings(args.webhooks.settings());
+    Ok((wfs, mailer))
 }
 
 async fn serve(args: ServeArgs) -> Result<(), BoxError> {

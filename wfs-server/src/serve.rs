@@ -47,6 +47,18 @@ pub(crate) async fn run(
     tracing::info!(address = %listener.local_addr()?, "listening");
     spawn_idempotency_sweeper(wfs.clone());
     let outbox = OutboxSender::spawn(wfs.clone(), mailer, SEND_INTERVAL);
+    let (stop_webhooks, webhooks_stopped) = tokio::sync::oneshot::channel::<()>();
+    let webhooks = tokio::spawn({
+        let wfs = wfs.clone();
+        async move {
+            let stopped = async {
+                let _ = webhooks_stopped.await;
+            };
+            if let Err(err) = wfs.run_webhook_worker(stopped).await {
+                tracing::error!(error = %err, "the webhook worker could not start");
+            }
+        }
+    });
 
     let builder = auto::Builder::new(TokioExecutor::new());
     let graceful = GracefulShutdown::new();
@@ -103,6 +115,12 @@ pub(crate) async fn run(
         _ = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
     }
     outbox.shutdown().await;
+    // Attempts in flight finish (each bounded by --webhook-timeout); claims of any
+    // that do not are taken over when their leases lapse.
+    let _ = stop_webhooks.send(());
+    if let Err(err) = webhooks.await {
+        tracing::warn!(error = %err, "the webhook worker ended abnormally");
+    }
     wfs.store().clone().close().await?;
     Ok(())
 }

@@ -59,8 +59,23 @@ use wfs_core::service::staff::BULK_MAX_ITEMS;
         handlers::workforce::list_workforce_resources,
         handlers::workforce::get_workforce_resource,
         handlers::workforce::list_workforce_availability,
+        handlers::webhooks::create_webhook_endpoint,
+        handlers::webhooks::list_webhook_endpoints,
+        handlers::webhooks::get_webhook_endpoint,
+        handlers::webhooks::update_webhook_endpoint,
+        handlers::webhooks::delete_webhook_endpoint,
+        handlers::webhooks::rotate_webhook_secret,
+        handlers::webhooks::test_webhook_endpoint,
+        handlers::webhooks::replay_webhook_endpoint,
+        handlers::webhooks::list_webhook_deliveries,
+        handlers::webhooks::retry_webhook_delivery,
+        handlers::webhooks::list_webhook_events,
         handlers::meta::get_openapi,
     ),
+    components(schemas(
+        crate::dto::webhooks::WebhookDeliveryStatus,
+        crate::dto::webhooks::WebhookEventType,
+    )),
     modifiers(&RouteTable),
 )]
 struct ApiDoc;

@@ -16,10 +16,12 @@ pub(crate) struct Router {
     inner: matchit::Router<PathEntry>,
 }
 
-/// A matched route and its path parameter (each route has at most one).
+/// A matched route and its path parameters (at most two: a record, and one of its
+/// sub-records).
 pub(crate) struct Matched<'r, 'p> {
     pub(crate) route: &'static Route,
     pub(crate) id: Option<&'p str>,
+    pub(crate) sub_id: Option<&'p str>,
     _router: std::marker::PhantomData<&'r ()>,
 }
 
@@ -62,9 +64,11 @@ impl Router {
             .iter()
             .find(|r| r.method == *method)
             .ok_or_else(|| ApiError::method_not_allowed(&found.value.allow))?;
+        let mut params = found.params.iter().map(|(_, value)| value);
         Ok(Matched {
             route,
-            id: found.params.iter().next().map(|(_, value)| value),
+            id: params.next(),
+            sub_id: params.next(),
             _router: std::marker::PhantomData,
         })
     }

@@ -198,6 +198,7 @@ impl Shared {
             wfs: &self.wfs,
             caller: &caller,
             id: matched.id,
+            sub_id: matched.sub_id,
             query: parts.uri.query(),
             body: &body,
             // Only sign-in (public) needs it: key routes resolved it while authenticating.

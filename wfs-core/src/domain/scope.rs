@@ -12,7 +12,7 @@ pub enum Scope {
     AvailabilityRead,
     /// `workforce:write`: every POST, PATCH and DELETE resource route.
     WorkforceWrite,
-    /// `webhooks:manage`: reserved; no route needs it yet.
+    /// `webhooks:manage`: the webhook endpoints, deliveries and events routes.
     WebhooksManage,
 }
 

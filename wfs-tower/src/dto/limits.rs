@@ -25,6 +25,8 @@ pub(crate) const TEXT_MAX: usize = 4096;
 pub(crate) const LIST_MAX: usize = 4096;
 /// Longest page cursor, in characters.
 pub(crate) const CURSOR_MAX: usize = 1024;
+/// Longest URL (webhook endpoints), as the contract allows.
+pub(crate) const URL_MAX: usize = wfs_core::domain::webhook::URL_MAX;
 
 /// Checks `s` against a length and the control-character rule.
 pub(crate) fn check(s: &str, max: usize, multi_line: bool) -> Result<(), String> {
@@ -85,6 +87,13 @@ checked_string!(
     Text,
     TEXT_MAX,
     true
+);
+
+checked_string!(
+    /// A URL: at most [`URL_MAX`] characters, one line.
+    UrlText,
+    URL_MAX,
+    false
 );
 
 checked_string!(

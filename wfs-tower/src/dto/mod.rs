@@ -10,6 +10,7 @@ pub(crate) mod locations;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
+pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
 use serde::Serializer;

@@ -35,6 +35,7 @@ mod route;
 pub(crate) mod schedules;
 pub(crate) mod shifts;
 pub(crate) mod staff;
+pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
 pub(crate) use route::{BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Route};
@@ -50,6 +51,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) caller: &'a Caller,
     /// The `{id}` path parameter, raw.
     pub(crate) id: Option<&'a str>,
+    /// The second path parameter (`{deliveryId}`), raw.
+    pub(crate) sub_id: Option<&'a str>,
     /// The raw query string.
     pub(crate) query: Option<&'a str>,
     pub(crate) body: &'a [u8],
@@ -83,6 +86,10 @@ impl Ctx<'_> {
     pub(crate) fn id(&self) -> &str {
         self.id.unwrap_or_default()
     }
+
+    pub(crate) fn sub_id(&self) -> &str {
+        self.sub_id.unwrap_or_default()
+    }
 }
 
 /// The whole route table.
@@ -95,5 +102,6 @@ pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
         .chain(shifts::ROUTES.iter())
         .chain(schedules::ROUTES.iter())
         .chain(workforce::ROUTES.iter())
+        .chain(webhooks::ROUTES.iter())
         .chain(meta::ROUTES.iter())
 }

@@ -1,0 +1,287 @@
+//! Webhook endpoints, deliveries and events (scope `webhooks:manage`).
+
+use super::Ctx;
+use super::Route;
+use crate::auth::Access;
+use crate::dto::limits::Line;
+use crate::dto::webhooks::*;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{instant, json, path_id, query};
+use crate::reply::{MessageResponse, Reply};
+use http::StatusCode;
+use wfs_core::domain::scope::Scope;
+use wfs_core::service::webhooks::{DeliveryQuery, EventQuery, NewEndpoint};
+use wfs_core::{WebhookDeliveryId, WebhookEndpointId};
+
+const MANAGE: Access = Access::Key(Scope::WebhooksManage);
+const ENDPOINT: &str = "Webhook endpoint";
+
+pub(crate) static ROUTES: [Route; 11] = [
+    route!(POST "/external/v1/webhooks/endpoints", MANAGE, create_webhook_endpoint),
+    route!(GET "/external/v1/webhooks/endpoints", MANAGE, list_webhook_endpoints),
+    route!(GET "/external/v1/webhooks/endpoints/{id}", MANAGE, get_webhook_endpoint),
+    route!(PATCH "/external/v1/webhooks/endpoints/{id}", MANAGE, update_webhook_endpoint),
+    route!(DELETE "/external/v1/webhooks/endpoints/{id}", MANAGE, delete_webhook_endpoint),
+    route!(POST "/external/v1/webhooks/endpoints/{id}/rotate-secret", MANAGE, rotate_webhook_secret),
+    route!(POST "/external/v1/webhooks/endpoints/{id}/test", MANAGE, test_webhook_endpoint),
+    route!(POST "/external/v1/webhooks/endpoints/{id}/replay", MANAGE, replay_webhook_endpoint),
+    route!(GET "/external/v1/webhooks/endpoints/{id}/deliveries", MANAGE, list_webhook_deliveries),
+    route!(POST "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", MANAGE, retry_webhook_delivery),
+    route!(GET "/external/v1/webhooks/events", MANAGE, list_webhook_events),
+];
+
+fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
+    path_id(ctx.id(), ENDPOINT)
+}
+
+fn limit(raw: Option<&Line>) -> Result<Option<i64>, ApiError> {
+    raw.map(|l| {
+        l.trim()
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
+    })
+    .transpose()
+}
+
+/// Create a webhook endpoint
+///
+/// Registers a URL to receive events, signed per Standard Webhooks 1.0 with the
+/// returned `secret` (shown only here and by rotate-secret). A company holds at most
+/// 50 endpoints.
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
+    request_body = CreateEndpointRequest,
+    responses(
+        (status = 201, description = "The endpoint and its secret", body = CreatedEndpointResponse),
+        (status = 400, description = "A bad `url` (not absolute https, over 2048 characters, user info, a fragment, or a non-public host), `description` over 256 characters, or an `eventTypes` entry not in the catalogue", body = ErrorBody),
+        (status = 409, description = "`Webhook endpoint limit reached`", body = ErrorBody),
+    ))]
+pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let input = NewEndpoint::from(json::<CreateEndpointRequest>(ctx.body)?);
+    let created = CreatedEndpointResponse::from(
+        ctx.wfs
+            .create_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, input)
+            .await?,
+    );
+    Ok(Reply::json(StatusCode::CREATED, &created)?
+        .storing(&created.redacted())?
+        .no_store())
+}
+
+/// List webhook endpoints
+///
+/// The company's endpoints, oldest first, without their secrets.
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
+    responses((status = 200, description = "The endpoints", body = [EndpointResponse])))]
+pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let endpoints = ctx
+        .wfs
+        .list_webhook_endpoints(ctx.key()?.company_id)
+        .await?;
+    Reply::json(
+        StatusCode::OK,
+        &endpoints
+            .into_iter()
+            .map(EndpointResponse::from)
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Get a webhook endpoint
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    responses(
+        (status = 200, description = "The endpoint", body = EndpointResponse),
+        (status = 404, description = "`Webhook endpoint not found` (unknown or another company's)", body = ErrorBody),
+    ))]
+pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = endpoint_id(ctx)?;
+    let endpoint = ctx
+        .wfs
+        .get_webhook_endpoint(ctx.key()?.company_id, id)
+        .await?;
+    Reply::json(StatusCode::OK, &EndpointResponse::from(endpoint))
+}
+
+/// Update a webhook endpoint
+///
+/// Any of `url`, `description`, `eventTypes`, `enabled`. `enabled: true` re-enables a
+/// disabled endpoint and clears `disabledReason`; `enabled: false` disables it
+/// (`manual`); pending deliveries wait while it is disabled.
+#[utoipa::path(patch, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    request_body = UpdateEndpointRequest,
+    responses(
+        (status = 200, description = "The updated endpoint", body = EndpointResponse),
+        (status = 400, description = "An empty patch, an unknown field, or a field that fails the creation checks", body = ErrorBody),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn update_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    // Body before id: validation (400) comes before identifiers (404).
+    let patch = json::<UpdateEndpointRequest>(ctx.body)?.into_patch()?;
+    let id = endpoint_id(ctx)?;
+    let endpoint = ctx
+        .wfs
+        .update_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id, patch)
+        .await?;
+    Reply::json(StatusCode::OK, &EndpointResponse::from(endpoint))
+}
+
+/// Delete a webhook endpoint
+///
+/// Its pending deliveries stop.
+#[utoipa::path(delete, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    responses(
+        (status = 200, description = "`{\"message\": \"Webhook endpoint deleted\"}`", body = MessageResponse),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn delete_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = endpoint_id(ctx)?;
+    ctx.wfs
+        .delete_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id)
+        .await?;
+    Reply::message("Webhook endpoint deleted")
+}
+
+/// Rotate a webhook endpoint's secret
+///
+/// For 24 hours both the new and the previous secret sign every delivery
+/// (space-separated in `webhook-signature`), so a receiver can switch without loss.
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/rotate-secret", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    responses(
+        (status = 200, description = "The new secret", body = RotatedSecretResponse),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn rotate_webhook_secret(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = endpoint_id(ctx)?;
+    let rotated = RotatedSecretResponse::from(
+        ctx.wfs
+            .rotate_webhook_secret(ctx.tx()?, ctx.key()?.company_id, id)
+            .await?,
+    );
+    Ok(Reply::json(StatusCode::OK, &rotated)?
+        .storing(&rotated.redacted())?
+        .no_store())
+}
+
+/// Send a test event
+///
+/// Queues a `webhook.test` event (`{"endpointId"}`) to this endpoint only, whatever
+/// it subscribes to.
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/test", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    responses(
+        (status = 202, description = "The test event is queued", body = TestedResponse),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = endpoint_id(ctx)?;
+    let event = ctx
+        .wfs
+        .test_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id)
+        .await?;
+    Reply::json(
+        StatusCode::ACCEPTED,
+        &TestedResponse {
+            event_id: event.to_string(),
+        },
+    )
+}
+
+/// Replay events to an endpoint
+///
+/// Queues a new delivery of every stored event of the company written in
+/// `[since, until)` (until defaults to now) that the endpoint subscribes to. Each
+/// keeps its event id as `webhook-id`, so receivers de-duplicate as usual.
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/replay", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID")),
+    request_body = ReplayRequest,
+    responses(
+        (status = 202, description = "Deliveries queued", body = ReplayedResponse),
+        (status = 400, description = "A missing or malformed `since`, a malformed `until`, or `since` after `until`", body = ErrorBody),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let r: ReplayRequest = json(ctx.body)?;
+    let since = instant("since", &r.since)?;
+    let until = r.until.as_deref().map(|u| instant("until", u)).transpose()?;
+    let id = endpoint_id(ctx)?;
+    let queued = ctx
+        .wfs
+        .replay_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id, since, until)
+        .await?;
+    Reply::json(StatusCode::ACCEPTED, &ReplayedResponse { queued })
+}
+
+/// List an endpoint's deliveries
+///
+/// Newest first, paged with `pagination.next_cursor`.
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}/deliveries", tag = "Webhooks",
+    params(("id" = String, Path, description = "Webhook endpoint ID"), DeliveriesQuery),
+    responses(
+        (status = 200, description = "A page of deliveries", body = DeliveryPage),
+        (status = 400, description = "A bad `status`, `limit` or `cursor`", body = ErrorBody),
+        (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: DeliveriesQuery = query(ctx.query)?;
+    let request = DeliveryQuery {
+        status: q.status.map(Into::into),
+        limit: limit(q.limit.as_ref())?,
+        cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
+    };
+    let id = endpoint_id(ctx)?;
+    let page = ctx
+        .wfs
+        .list_webhook_deliveries(ctx.key()?.company_id, id, request)
+        .await?;
+    Reply::json(StatusCode::OK, &DeliveryPage::from(page))
+}
+
+/// Retry a delivery
+///
+/// Makes the delivery `pending` again, due at once, for one more attempt.
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", tag = "Webhooks",
+    params(
+        ("id" = String, Path, description = "Webhook endpoint ID"),
+        ("deliveryId" = String, Path, description = "Webhook delivery ID"),
+    ),
+    responses(
+        (status = 202, description = "The delivery, pending again", body = DeliveryResponse),
+        (status = 404, description = "`Webhook endpoint not found` or `Webhook delivery not found`", body = ErrorBody),
+    ))]
+pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let id = endpoint_id(ctx)?;
+    let delivery: WebhookDeliveryId = path_id(ctx.sub_id(), "Webhook delivery")?;
+    let retried = ctx
+        .wfs
+        .retry_webhook_delivery(ctx.tx()?, ctx.key()?.company_id, id, delivery)
+        .await?;
+    Reply::json(StatusCode::ACCEPTED, &DeliveryResponse::from(retried))
+}
+
+/// List events
+///
+/// The company's events of the last 30 days, oldest first, paged with
+/// `pagination.next_cursor`: exactly what was (or is being) delivered.
+#[utoipa::path(get, path = "/external/v1/webhooks/events", tag = "Webhooks",
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "A page of events", body = EventPage),
+        (status = 400, description = "A `type` not in the catalogue, a bad `since`, `limit` or `cursor`", body = ErrorBody),
+    ))]
+pub(crate) async fn list_webhook_events(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: EventsQuery = query(ctx.query)?;
+    let request = EventQuery {
+        event_type: q.kind.map(Into::into),
+        since: q.since.as_deref().map(|s| instant("since", s)).transpose()?,
+        limit: limit(q.limit.as_ref())?,
+        cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
+    };
+    let page = ctx
+        .wfs
+        .list_webhook_events(ctx.key()?.company_id, request)
+        .await?;
+    Reply::json(StatusCode::OK, &EventPage::from(page))
+}
