@@ -132,10 +132,7 @@ impl From<CreateEndpointRequest> for NewEndpoint {
         Self {
             url: r.url.into(),
             description: r.description.map(Into::into),
-            event_types: r
-                .event_types
-                .map(Bounded::into_strings)
-                .unwrap_or_default(),
+            event_types: r.event_types.map(Bounded::into_strings).unwrap_or_default(),
             enabled: r.enabled,
         }
     }

@@ -205,7 +205,11 @@ pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
 pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let r: ReplayRequest = json(ctx.body)?;
     let since = instant("since", &r.since)?;
-    let until = r.until.as_deref().map(|u| instant("until", u)).transpose()?;
+    let until = r
+        .until
+        .as_deref()
+        .map(|u| instant("until", u))
+        .transpose()?;
     let id = endpoint_id(ctx)?;
     let queued = ctx
         .wfs
@@ -275,7 +279,11 @@ pub(crate) async fn list_webhook_events(ctx: &Ctx<'_>) -> Result<Reply, ApiError
     let q: EventsQuery = query(ctx.query)?;
     let request = EventQuery {
         event_type: q.kind.map(Into::into),
-        since: q.since.as_deref().map(|s| instant("since", s)).transpose()?,
+        since: q
+            .since
+            .as_deref()
+            .map(|s| instant("since", s))
+            .transpose()?,
         limit: limit(q.limit.as_ref())?,
         cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
     };

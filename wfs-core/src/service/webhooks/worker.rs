@@ -42,7 +42,7 @@ use uuid::Uuid;
 /// How often the worker looks for due deliveries when nothing wakes it.
 const POLL: Duration = Duration::from_millis(200);
 /// Time a claim holds beyond the attempt timeout, for recording the outcome.
-const LEASE_MARGIN: Duration = Duration::from_secs(30);
+const LEASE_MARGIN: Duration = Duration::from_secs(5);
 /// Endpoints with due work looked at per pass.
 const ENDPOINTS_PER_PASS: u64 = 100;
 /// Rows one purge statement deletes.
