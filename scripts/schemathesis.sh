@@ -123,7 +123,7 @@ TOKEN=$(signin fuzz@example.test)
 KEYS_TOKEN=$(signin fuzz-keys@example.test)
 KEY=$(curl -sS -f -X POST "$BASE/external/v1/auth/keys" -H "Authorization: Bearer $TOKEN" \
   -H 'content-type: application/json' \
-  -d '{"name":"fuzz","scopes":["workforce:read","workforce:write","availability:read"]}')
+  -d '{"name":"fuzz","scopes":["workforce:read","workforce:write","availability:read","webhooks:manage"]}')
 CLIENT_ID=$(echo "$KEY" | json_field clientId)
 CLIENT_SECRET=$(echo "$KEY" | json_field clientSecret)
 
@@ -250,6 +250,9 @@ UNEXPRESSIBLE = [re.compile(p) for p in (
     r"^timeZone must be an IANA time zone",       # the tz database (an enum of ~600 names)
     r"^allowedIps\[\d+\] (is not an IPv4|must be a literal)",  # an IPv4 or IPv6 literal: no one JSON Schema format says "either"
     r"^expiresAt must be an ISO-8601 date-time",  # format: date-time, which the generator may ignore
+    r"^url must (use https|not point to a non-public address|not contain (user info|a fragment)|be an absolute http or https URL|name a host)",  # the host and its address class: beyond JSON Schema
+    r"^since must not be after until$",           # replay: since and until together
+    r"^(since|until) must be an ISO-8601",        # format: date-time, which the generator may ignore
 )]
 
 # The bulk route answers 200 with a per-item report even when items are invalid: the spec
