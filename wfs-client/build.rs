@@ -5,10 +5,10 @@
 //! progenitor; the pretty-printed code lands in `$OUT_DIR/codegen.rs` and `src/lib.rs`
 //! includes it as `wfs_client::generated`.
 //!
-//! Two schemas are not generated but replaced by hand-written types: the PATCH bodies
-//! `UpdateJobRoleRequest` and `UpdateLocationRequest`, whose nullable fields have three
-//! states (absent keeps, `null` clears, a value sets) that progenitor's
-//! `Option<T>` + `skip_serializing_if` cannot express. See `src/patch.rs`.
+//! Three schemas are not generated but replaced by hand-written types: the PATCH bodies
+//! `UpdateJobRoleRequest`, `UpdateLocationRequest` and `UpdateEndpointRequest`, whose
+//! nullable fields have three states (absent keeps, `null` clears, a value sets) that
+//! progenitor's `Option<T>` + `skip_serializing_if` cannot express. See `src/patch.rs`.
 
 #[path = "build/downgrade.rs"]
 mod downgrade;
@@ -21,11 +21,15 @@ const SPEC: &str = "../openapi.yaml";
 
 /// Schemas mapped to hand-written types instead of generated ones: (schema name, Rust
 /// path). The generated code names the path, and `wfs_client::types` re-exports it.
-const REPLACED: [(&str, &str); 2] = [
+const REPLACED: [(&str, &str); 3] = [
     ("UpdateJobRoleRequest", "crate::patch::UpdateJobRoleRequest"),
     (
         "UpdateLocationRequest",
         "crate::patch::UpdateLocationRequest",
+    ),
+    (
+        "UpdateEndpointRequest",
+        "crate::patch::UpdateEndpointRequest",
     ),
 ];
 

@@ -14,11 +14,16 @@
 //! - Transport errors, 429 and 500/502/503/504 are retried with capped, jittered
 //!   exponential backoff, honouring `Retry-After` ([`RetryPolicy`]).
 //! - [`Error::Api`] carries the status and the server's exact message.
-//! - [`WfsClient::schedules`] and [`WfsClient::workforce_resources`] stream every
+//! - [`WfsClient::schedules`], [`WfsClient::workforce_resources`],
+//!   [`WfsClient::webhook_deliveries`] and [`WfsClient::webhook_events`] stream every
 //!   page; [`WorkforceFeed`] polls the workforce feed incrementally.
-//! - The PATCH bodies ([`types::UpdateJobRoleRequest`], [`types::UpdateLocationRequest`])
-//!   are written by hand so that a field can be left as it is, cleared (`null`) or set:
-//!   each nullable field is a [`Patch`], `Keep` by default.
+//! - The PATCH bodies ([`types::UpdateJobRoleRequest`], [`types::UpdateLocationRequest`],
+//!   [`types::UpdateEndpointRequest`]) are written by hand so that a field can be left
+//!   as it is, cleared (`null`) or set: each nullable field is a [`Patch`], `Keep` by
+//!   default.
+//! - Webhooks: [`WfsClient`] manages the endpoints (`create_webhook_endpoint`,
+//!   `rotate_webhook_secret`, `list_webhook_deliveries`, ...); [`webhooks`] verifies
+//!   and parses the deliveries an endpoint receives.
 //!
 //! ```no_run
 //! use futures_util::TryStreamExt;
@@ -63,12 +68,13 @@ mod query;
 mod retry;
 mod transport;
 pub mod webhooks;
+mod webhooks_api;
 
 /// The code progenitor generates from `openapi.yaml` (see `build.rs`): the request and
 /// response types and a low-level [`Client`](generated::Client) whose methods take
 /// every parameter positionally and return progenitor's `ResponseValue`.
 ///
-/// `generated::types` lacks the two PATCH bodies, which are hand-written: use
+/// `generated::types` lacks the three PATCH bodies, which are hand-written: use
 /// [`types`], which has every type.
 // Generated code is not ours to lint, and what progenitor emits changes with the
 // document: these keep a new operation or schema from failing `clippy -D warnings`.
@@ -87,16 +93,21 @@ pub use client::{WfsClient, WfsClientBuilder};
 pub use error::Error;
 pub use feed::WorkforceFeed;
 pub use patch::Patch;
-pub use query::{ScheduleQuery, StaffQuery, WorkforceQuery};
+pub use query::{
+    ScheduleQuery, StaffQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery,
+};
 pub use retry::RetryPolicy;
 pub use transport::Transport;
 
 /// The request and response types of the API: those progenitor generates from
 /// `openapi.yaml`, and the hand-written PATCH bodies
 /// ([`UpdateJobRoleRequest`](types::UpdateJobRoleRequest),
-/// [`UpdateLocationRequest`](types::UpdateLocationRequest)) with their tri-state
+/// [`UpdateLocationRequest`](types::UpdateLocationRequest),
+/// [`UpdateEndpointRequest`](types::UpdateEndpointRequest)) with their tri-state
 /// [`Patch`] fields, which replace the generated ones (see `build.rs`).
 pub mod types {
     pub use crate::generated::types::*;
-    pub use crate::patch::{Patch, UpdateJobRoleRequest, UpdateLocationRequest};
+    pub use crate::patch::{
+        Patch, UpdateEndpointRequest, UpdateJobRoleRequest, UpdateLocationRequest,
+    };
 }

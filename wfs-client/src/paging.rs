@@ -1,19 +1,21 @@
-//! Streams that walk every page of the two paginated lists.
+//! Streams that walk every page of the paginated lists.
 //!
 //! The API pages two ways: `/schedules` by a 1-based `page` number (100 shifts a page,
-//! with `Link` headers), and the workforce feed by an opaque `cursor` that must be sent
-//! with exactly the query parameters of the first page (else 400). The streams hide
-//! both: they yield items one by one and fetch the next page when the current one is
-//! used up, so memory stays at one page however long the list is.
+//! with `Link` headers), and the workforce feed, webhook deliveries and webhook events
+//! by an opaque `cursor` (`pagination.next_cursor`, null on the last page) that must be
+//! sent with exactly the query parameters of the first page (else 400). The streams
+//! hide both: they yield items one by one and fetch the next page when the current one
+//! is used up, so memory stays at one page however long the list is.
 
 use std::collections::VecDeque;
 
+use chrono::{DateTime, Utc};
 use futures_util::Stream;
 use futures_util::stream::try_unfold;
 use reqwest::header::LINK;
 
 use crate::error::from_generated;
-use crate::query::{ScheduleQuery, WorkforceQuery};
+use crate::query::{ScheduleQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery};
 use crate::{Error, WfsClient, types};
 
 /// Where a paging stream is.
@@ -104,6 +106,91 @@ impl WfsClient {
             }
         })
     }
+
+    /// Every delivery of the endpoint `endpoint_id`, newest first, optionally only those
+    /// in `status`, following `pagination.next_cursor` until it is null (each page is
+    /// requested with the same `status`, as the cursor requires). Pages are the
+    /// server's default size (50).
+    pub fn webhook_deliveries<'c>(
+        &'c self,
+        endpoint_id: &str,
+        status: Option<types::WebhookDeliveryStatus>,
+    ) -> impl Stream<Item = Result<types::WebhookDelivery, Error>> + Send + use<'c> {
+        let endpoint_id = endpoint_id.to_owned();
+        by_cursor("webhook deliveries", move |cursor| {
+            let endpoint_id = endpoint_id.clone();
+            let query = WebhookDeliveryQuery {
+                status,
+                limit: None,
+                cursor,
+            };
+            async move {
+                let page = self.list_webhook_deliveries(&endpoint_id, &query).await?;
+                Ok((page.data, page.pagination.next_cursor))
+            }
+        })
+    }
+
+    /// Every stored event (the last 30 days), oldest first, optionally only those of
+    /// `event_type` and/or written at or after `since`, following
+    /// `pagination.next_cursor` until it is null (each page is requested with the same
+    /// `type` and `since`, as the cursor requires). Pages are the server's default
+    /// size (50).
+    pub fn webhook_events(
+        &self,
+        event_type: Option<types::WebhookEventType>,
+        since: Option<DateTime<Utc>>,
+    ) -> impl Stream<Item = Result<types::WebhookEvent, Error>> + Send + '_ {
+        by_cursor("webhook events", move |cursor| {
+            let query = WebhookEventQuery {
+                event_type,
+                since,
+                limit: None,
+                cursor,
+            };
+            async move {
+                let page = self.list_webhook_events(&query).await?;
+                Ok((page.data, page.pagination.next_cursor))
+            }
+        })
+    }
+}
+
+/// The items of a list paged by `pagination.next_cursor`, one by one: `fetch(cursor)`
+/// answers a page's items and its next cursor, starting from no cursor and ending at a
+/// null one. `fetch` keeps the other query parameters the same on every page. A page
+/// that names its own cursor as the next one is an error, not an endless loop.
+fn by_cursor<'c, T, F, Fut>(
+    list: &'static str,
+    fetch: F,
+) -> impl Stream<Item = Result<T, Error>> + Send + 'c
+where
+    T: Send + 'c,
+    F: FnMut(Option<String>) -> Fut + Send + 'c,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), Error>> + Send + 'c,
+{
+    let start = (fetch, Next::Page(None::<String>), VecDeque::new());
+    try_unfold(start, move |(mut fetch, mut next, mut buffer)| async move {
+        loop {
+            if let Some(item) = buffer.pop_front() {
+                return Ok(Some((item, (fetch, next, buffer))));
+            }
+            let Next::Page(cursor) = std::mem::replace(&mut next, Next::Done) else {
+                return Ok(None);
+            };
+            let (items, following) = fetch(cursor.clone()).await?;
+            next = match following {
+                Some(following) if Some(&following) == cursor.as_ref() => {
+                    return Err(Error::InvalidResponse(format!(
+                        "the {list} list answered the cursor {following:?} as its own next cursor"
+                    )));
+                }
+                Some(following) => Next::Page(Some(following)),
+                None => Next::Done,
+            };
+            buffer.extend(items);
+        }
+    })
 }
 
 /// Whether a `Link` header announces a next page; `None` without a `Link` header.

@@ -1,11 +1,13 @@
 //! The PATCH bodies, written by hand instead of generated.
 //!
-//! In `PATCH /job-roles/{id}` and `PATCH /locations/{id}` an absent field stays as it
-//! is, `null` clears a nullable field and a value sets it. progenitor would generate
-//! `Option<T>` fields skipped when `None`, which can leave a field out or set it but
-//! never send `null`, so these two schemas are replaced (see `build.rs`) by the types
-//! below, re-exported as [`types::UpdateJobRoleRequest`](crate::types::UpdateJobRoleRequest)
-//! and [`types::UpdateLocationRequest`](crate::types::UpdateLocationRequest):
+//! In `PATCH /job-roles/{id}`, `PATCH /locations/{id}` and
+//! `PATCH /webhooks/endpoints/{id}` an absent field stays as it is, `null` clears a
+//! nullable field and a value sets it. progenitor would generate `Option<T>` fields
+//! skipped when `None`, which can leave a field out or set it but never send `null`, so
+//! these three schemas are replaced (see `build.rs`) by the types below, re-exported as
+//! [`types::UpdateJobRoleRequest`](crate::types::UpdateJobRoleRequest),
+//! [`types::UpdateLocationRequest`](crate::types::UpdateLocationRequest) and
+//! [`types::UpdateEndpointRequest`](crate::types::UpdateEndpointRequest):
 //!
 //! - a nullable field is a [`Patch`]: [`Patch::Keep`] (the default) leaves it out,
 //!   [`Patch::Clear`] sends `null`, [`Patch::Set`] sends the value;
@@ -29,9 +31,12 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::generated::types::WebhookEventType;
+
 /// One field of a PATCH body that may be left as it is, cleared or set.
 ///
-/// As a field of [`UpdateJobRoleRequest`] or [`UpdateLocationRequest`]: `Keep` leaves
+/// As a field of [`UpdateJobRoleRequest`], [`UpdateLocationRequest`] or
+/// [`UpdateEndpointRequest`]: `Keep` leaves
 /// the field out of the JSON body, `Clear` sends `null`, `Set(v)` sends `v`. Read back
 /// from JSON, an absent field is `Keep`, `null` is `Clear` and a value is `Set`.
 ///
@@ -190,4 +195,47 @@ pub struct UpdateLocationRequest {
     /// `locationDetectionEnabled`. Cannot be null: `None` leaves it as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location_detection_enabled: Option<bool>,
+}
+
+/// The body of `PATCH /webhooks/endpoints/{id}`: absent fields stay, `null` clears,
+/// unknown fields are rejected, and an empty patch is 400.
+///
+/// Only `description` can be null, so it is the one [`Patch`] ([`Patch::Keep`] by
+/// default); `url`, `event_types` and `enabled` are `Option`s (`None` leaves them out).
+/// `event_types: Some(vec![])` sends `[]`, which subscribes the endpoint to every type
+/// (the generated type skipped an empty list, so it could not say that either).
+/// Start from `Default::default()`:
+///
+/// ```
+/// use wfs_client::types::{Patch, UpdateEndpointRequest, WebhookEventType};
+///
+/// // Remove the description, listen to shift cancellations only, re-enable.
+/// let patch = UpdateEndpointRequest {
+///     description: Patch::Clear,
+///     event_types: Some(vec![WebhookEventType::ShiftCancelled]),
+///     enabled: Some(true),
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     serde_json::to_string(&patch).unwrap(),
+///     r#"{"description":null,"eventTypes":["shift.cancelled"],"enabled":true}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateEndpointRequest {
+    /// The URL, checked as at creation. Cannot be null: `None` leaves it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `description`, free text.
+    #[serde(default, skip_serializing_if = "Patch::is_keep")]
+    pub description: Patch<String>,
+    /// `eventTypes`, the subscribed types; empty means every type. Cannot be null:
+    /// `None` leaves it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_types: Option<Vec<WebhookEventType>>,
+    /// `true` re-enables a disabled endpoint (clearing `disabledReason`), `false`
+    /// disables it (`manual`). Cannot be null: `None` leaves it as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }

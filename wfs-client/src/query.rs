@@ -7,7 +7,7 @@ use std::num::NonZeroU64;
 
 use chrono::{DateTime, Utc};
 
-use crate::Error;
+use crate::{Error, types};
 
 /// Filters of `GET /staff` ([`WfsClient::list_staff`](crate::WfsClient::list_staff)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +58,36 @@ pub struct WorkforceQuery {
     pub cursor: Option<String>,
     /// Only resources updated at or after this instant (inclusive).
     pub updated_since: Option<DateTime<Utc>>,
+}
+
+/// Parameters of `GET /webhooks/endpoints/{id}/deliveries`
+/// ([`WfsClient::list_webhook_deliveries`](crate::WfsClient::list_webhook_deliveries);
+/// [`WfsClient::webhook_deliveries`](crate::WfsClient::webhook_deliveries) walks every
+/// page).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebhookDeliveryQuery {
+    /// Only deliveries in this status.
+    pub status: Option<types::WebhookDeliveryStatus>,
+    /// Page size, 1 to 200; the server's default is 50.
+    pub limit: Option<u64>,
+    /// `pagination.next_cursor` of the previous page, sent with the same `status`.
+    pub cursor: Option<String>,
+}
+
+/// Parameters of `GET /webhooks/events`
+/// ([`WfsClient::list_webhook_events`](crate::WfsClient::list_webhook_events);
+/// [`WfsClient::webhook_events`](crate::WfsClient::webhook_events) walks every page).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebhookEventQuery {
+    /// Only events of this type (the `type` parameter).
+    pub event_type: Option<types::WebhookEventType>,
+    /// Only events written at or after this instant.
+    pub since: Option<DateTime<Utc>>,
+    /// Page size, 1 to 200; the server's default is 50.
+    pub limit: Option<u64>,
+    /// `pagination.next_cursor` of the previous page, sent with the same `event_type`
+    /// and `since`.
+    pub cursor: Option<String>,
 }
 
 /// A positive count parameter (`page`, `limit`) as the generated client takes it.

@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use wfs_client::types::{Patch, UpdateJobRoleRequest, UpdateLocationRequest};
+use wfs_client::types::{
+    Patch, UpdateEndpointRequest, UpdateJobRoleRequest, UpdateLocationRequest, WebhookEventType,
+};
 use wfs_client::{WfsClient, types};
 use wiremock::matchers::{body_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -89,6 +91,58 @@ async fn a_location_patch_sends_set_and_cleared_fields_only() {
     server.verify().await;
 }
 
+async fn endpoint_server(expected: Value) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("PATCH"))
+        .and(path("/external/v1/webhooks/endpoints/wh1"))
+        .and(body_json(expected))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "wh1", "url": "https://hooks.example.com/wfs", "description": null,
+            "eventTypes": [], "status": "enabled", "disabledReason": null,
+            "createdOn": "2026-11-01T00:00:00Z", "updatedOn": "2026-11-02T00:00:00Z"
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test]
+async fn an_endpoint_patch_can_clear_the_description_and_subscribe_to_every_type() {
+    // `[]` means every type: the generated body skipped an empty list, this one sends it.
+    let expected = json!({"description": null, "eventTypes": []});
+    let server = endpoint_server(expected.clone()).await;
+    let patch = UpdateEndpointRequest {
+        description: Patch::Clear,
+        event_types: Some(vec![]),
+        ..Default::default()
+    };
+    let endpoint = client(&server)
+        .update_webhook_endpoint("wh1", &patch)
+        .await
+        .unwrap();
+    assert_eq!(endpoint.description, None);
+    assert!(endpoint.event_types.is_empty());
+    assert_eq!(sent_body(&server).await, expected);
+    server.verify().await;
+}
+
+#[tokio::test]
+async fn an_endpoint_patch_sends_only_what_it_sets() {
+    let expected = json!({"enabled": true});
+    let server = endpoint_server(expected.clone()).await;
+    let patch = UpdateEndpointRequest {
+        enabled: Some(true),
+        ..Default::default()
+    };
+    client(&server)
+        .update_webhook_endpoint("wh1", &patch)
+        .await
+        .unwrap();
+    assert_eq!(sent_body(&server).await, expected);
+    server.verify().await;
+}
+
 #[tokio::test]
 async fn an_empty_location_patch_sends_an_empty_object() {
     let server = location_server(json!({})).await;
@@ -134,6 +188,21 @@ fn every_field_has_its_wire_name_and_form() {
                "cityId": "c1", "zipCode": null, "hexcode": "#112233", "symbol": "H",
                "latitude": null, "longitude": -74.0, "locationDetectionEnabled": true})
     );
+    let endpoint = UpdateEndpointRequest {
+        url: Some("https://hooks.example.com/v2".into()),
+        description: "Payroll".into(),
+        event_types: Some(vec![
+            WebhookEventType::ShiftCancelled,
+            WebhookEventType::WorkforceResourceUpdated,
+        ]),
+        enabled: Some(false),
+    };
+    assert_eq!(
+        serde_json::to_value(&endpoint).unwrap(),
+        json!({"url": "https://hooks.example.com/v2", "description": "Payroll",
+               "eventTypes": ["shift.cancelled", "workforce.resource.updated"],
+               "enabled": false})
+    );
 }
 
 #[test]
@@ -152,8 +221,19 @@ fn bodies_read_back_absent_as_keep_and_null_as_clear() {
     assert!(role.weekly_hours.is_keep());
     let location: UpdateLocationRequest = serde_json::from_value(json!({})).unwrap();
     assert_eq!(location, UpdateLocationRequest::default());
+    let endpoint: UpdateEndpointRequest =
+        serde_json::from_value(json!({"description": null, "eventTypes": []})).unwrap();
+    assert_eq!(
+        endpoint,
+        UpdateEndpointRequest {
+            description: Patch::Clear,
+            event_types: Some(vec![]),
+            ..Default::default()
+        }
+    );
     // Like the server, unknown fields are rejected.
     assert!(serde_json::from_value::<UpdateLocationRequest>(json!({"nmae": "x"})).is_err());
+    assert!(serde_json::from_value::<UpdateEndpointRequest>(json!({"secret": "x"})).is_err());
 }
 
 #[test]
@@ -255,6 +335,22 @@ fn the_bodies_match_openapi_yaml() {
         location_detection_enabled: None,
     };
     assert_eq!(keys(&cleared), nullable);
+
+    let (all, nullable) = schema_properties("UpdateEndpointRequest");
+    let set = UpdateEndpointRequest {
+        url: Some(String::new()),
+        description: "".into(),
+        event_types: Some(vec![]),
+        enabled: Some(false),
+    };
+    assert_eq!(keys(&set), all);
+    let cleared = UpdateEndpointRequest {
+        url: None,
+        description: Patch::Clear,
+        event_types: None,
+        enabled: None,
+    };
+    assert_eq!(keys(&cleared), nullable);
 }
 
 /// The generated code takes the hand-written types: `generated::types` has none of its
@@ -263,7 +359,11 @@ fn the_bodies_match_openapi_yaml() {
 fn the_generated_client_takes_the_hand_written_bodies() {
     let generated = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/codegen.rs"))
         .expect("read the generated code");
-    for name in ["UpdateJobRoleRequest", "UpdateLocationRequest"] {
+    for name in [
+        "UpdateJobRoleRequest",
+        "UpdateLocationRequest",
+        "UpdateEndpointRequest",
+    ] {
         assert!(
             !generated.contains(&format!("pub struct {name}")),
             "{name} is still generated"
@@ -275,4 +375,5 @@ fn the_generated_client_takes_the_hand_written_bodies() {
     }
     let _: fn() -> types::UpdateJobRoleRequest = Default::default;
     let _: fn() -> types::UpdateLocationRequest = Default::default;
+    let _: fn() -> types::UpdateEndpointRequest = Default::default;
 }
