@@ -226,8 +226,11 @@ impl EndpointUrl {
                     "must not point to a non-public address ({ip})"
                 )));
             }
-            if matches!(host, url::Host::Domain(name) if name.eq_ignore_ascii_case("localhost") || name.to_ascii_lowercase().ends_with(".localhost"))
-            {
+            // A fully qualified name (`localhost.`) is the same host.
+            if matches!(host, url::Host::Domain(name) if {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                name == "localhost" || name.ends_with(".localhost")
+            }) {
                 return Err(bad("must not point to a non-public address (localhost)"));
             }
         }
@@ -435,6 +438,8 @@ mod tests {
             ("https://[::1]/", "non-public"),
             ("https://10.1.2.3/", "non-public"),
             ("https://localhost:8080/", "non-public"),
+            ("https://LocalHost./", "non-public"),
+            ("https://api.localhost./", "non-public"),
             ("https://[::ffff:192.168.0.1]/", "non-public"),
         ] {
             let err = EndpointUrl::parse(bad, false).unwrap_err().to_string();

@@ -14,7 +14,7 @@ pub mod worker;
 use crate::Wfs;
 use crate::domain::webhook::{
     DESCRIPTION_MAX, DeliveryStatus, DisabledReason, ENDPOINTS_MAX, EndpointUrl, EventType,
-    ROTATION_OVERLAP, RetrySchedule, Subscription, WebhookSecret,
+    ROTATION_OVERLAP, RetrySchedule, Subscription, WebhookSecret, is_public,
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
@@ -35,6 +35,8 @@ pub const PAGE_DEFAULT: u64 = 50;
 pub const PAGE_MAX: u64 = 200;
 /// Events a replay reads and queues per statement.
 const REPLAY_CHUNK: u64 = 500;
+/// How long creation waits for an endpoint's host name to resolve.
+const RESOLVE_LIMIT: Duration = Duration::from_secs(2);
 
 /// How deliveries are made: the server's `--webhook-*` flags.
 #[derive(Debug, Clone)]
@@ -316,6 +318,36 @@ fn description(raw: Option<String>) -> Result<Option<String>> {
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
+/// Checks a URL's host name as creation must: refused when it resolves to a
+/// non-public address. A name that does not resolve (yet, or within
+/// [`RESOLVE_LIMIT`]) is accepted: every delivery resolves and checks it again.
+async fn refuse_private_resolution(url: &EndpointUrl) -> Result<()> {
+    let Ok(parsed) = url::Url::parse(url.as_str()) else {
+        return Ok(());
+    };
+    // Literal addresses were judged by `EndpointUrl::parse`.
+    let Some(url::Host::Domain(name)) = parsed.host() else {
+        return Ok(());
+    };
+    let port = parsed.port_or_known_default().unwrap_or(443);
+    let lookup = tokio::net::lookup_host((name, port));
+    let Ok(Ok(addrs)) = tokio::time::timeout(RESOLVE_LIMIT, lookup).await else {
+        return Ok(());
+    };
+    for addr in addrs {
+        if !is_public(addr.ip()) {
+            return Err(Error::invalid_field(
+                "url",
+                format!(
+                    "must not point to a non-public address ({name} resolves to {})",
+                    addr.ip()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The list a cursor continues: which list, whose, with which filter.
 fn cursor_scope(list: &str, company: CompanyId, filter: &str) -> String {
     format!("{list}:{company}:{filter}:")
@@ -354,6 +386,17 @@ impl Wfs {
         after.parse().map(Some).map_err(|_| bad())
     }
 
+    /// An endpoint URL as creation and updates accept it: the URL rules, and unless
+    /// private addresses are allowed, a host name that resolves to public addresses.
+    async fn endpoint_url(&self, raw: &str) -> Result<EndpointUrl> {
+        let allow_private = self.webhooks.settings.allow_private;
+        let url = EndpointUrl::parse(raw, allow_private)?;
+        if !allow_private {
+            refuse_private_resolution(&url).await?;
+        }
+        Ok(url)
+    }
+
     async fn find_endpoint(
         &self,
         conn: &impl ConnectionTrait,
@@ -374,7 +417,7 @@ impl Wfs {
         company: CompanyId,
         input: NewEndpoint,
     ) -> Result<EndpointWithSecret> {
-        let url = EndpointUrl::parse(&input.url, self.webhooks.settings.allow_private)?;
+        let url = self.endpoint_url(&input.url).await?;
         let description = description(input.description)?;
         let subscription = Subscription::parse(&input.event_types)?;
         let held = owned_by::<webhook_endpoint::Entity>(company)
@@ -448,11 +491,10 @@ impl Wfs {
         id: WebhookEndpointId,
         patch: EndpointPatch,
     ) -> Result<Endpoint> {
-        let url = patch
-            .url
-            .as_deref()
-            .map(|u| EndpointUrl::parse(u, self.webhooks.settings.allow_private))
-            .transpose()?;
+        let url = match patch.url.as_deref() {
+            Some(raw) => Some(self.endpoint_url(raw).await?),
+            None => None,
+        };
         let description = patch.description.map(description).transpose()?;
         let subscription = patch
             .event_types
@@ -672,8 +714,11 @@ impl Wfs {
         })
     }
 
-    /// Makes a delivery pending again, due at once: one more attempt (a failed
-    /// manual retry is `failed` again, with no further schedule).
+    /// Makes a delivery pending again, due at once. The retry schedule continues from
+    /// the attempts already made: a delivery whose attempts are spent gets this one
+    /// attempt (failing again, it is `failed`), while one failed without attempts (its
+    /// endpoint answered 410 to another) gets the whole schedule. A retry of a delivery
+    /// whose attempt is in flight waits for that attempt to settle it.
     ///
     /// # Errors
     /// [`Error::NotFound`] `Webhook endpoint` or `Webhook delivery`.
@@ -691,11 +736,11 @@ impl Wfs {
             .one(conn)
             .await?
             .ok_or(Error::not_found("Webhook delivery"))?;
+        // The lease stays: an attempt in flight is not started a second time at once
+        // (its outcome is recorded as usual); a settled delivery holds no lease.
         let mut active: webhook_delivery::ActiveModel = found.into();
         active.status = Set(DeliveryStatus::Pending.as_str().to_owned());
         active.next_attempt_at = Set(Some(self.now()));
-        active.lease_token = Set(None);
-        active.leased_until = Set(None);
         let updated = active.update(conn).await?;
         self.webhooks.wake();
         Ok(updated.into())

@@ -28,8 +28,8 @@ use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_eve
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseBackend, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, QueryTrait,
 };
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
@@ -41,6 +41,9 @@ use uuid::Uuid;
 
 /// How often the worker looks for due deliveries when nothing wakes it.
 const POLL: Duration = Duration::from_millis(200);
+/// How soon the worker looks again after a writer woke it (its transaction may not
+/// have committed at the first look).
+const RECHECK: Duration = Duration::from_millis(50);
 /// Time a claim holds beyond the attempt timeout, for recording the outcome.
 const LEASE_MARGIN: Duration = Duration::from_secs(5);
 /// Endpoints with due work looked at per pass.
@@ -54,6 +57,8 @@ const IN_FLIGHT_MAX: usize = 512;
 /// How far back the committed-events feed re-reads, for transactions that commit
 /// after a later one (PostgreSQL): an event committed this late is still published.
 const FEED_LOOKBACK: chrono::Duration = chrono::Duration::seconds(5);
+/// Events the committed-events feed reads per statement.
+const FEED_PAGE: u64 = 1000;
 
 /// What one attempt came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,6 +144,8 @@ impl Worker {
         let mut attempts = JoinSet::new();
         let mut feed = Feed::starting(self.wfs.now());
         let mut last_purge: Option<tokio::time::Instant> = None;
+        let mut resume_after: Option<Uuid> = None;
+        let mut pause = POLL;
         loop {
             if last_purge.is_none_or(|at| at.elapsed() >= PURGE_EVERY) {
                 if let Err(err) = self.purge().await {
@@ -151,7 +158,7 @@ impl Worker {
             }
             while attempts.try_join_next().is_some() {}
             if attempts.len() < IN_FLIGHT_MAX {
-                match self.claim().await {
+                match self.claim(&mut resume_after).await {
                     Ok(claims) => {
                         for claim in claims {
                             let worker = self.clone();
@@ -163,32 +170,55 @@ impl Worker {
                     }
                 }
             }
+            let waited = pause;
+            pause = POLL;
             tokio::select! {
                 () = &mut shutdown => break,
                 () = self.wfs.webhooks().woken() => {
-                    // The writer that woke us has not committed yet: give it a moment.
+                    // The writer that woke us has not committed yet: give it a moment,
+                    // and look again soon after in case its transaction runs longer.
                     tokio::time::sleep(Duration::from_millis(5)).await;
+                    pause = RECHECK;
                 }
-                () = tokio::time::sleep(POLL) => {}
+                () = tokio::time::sleep(waited) => {}
                 Some(_) = attempts.join_next(), if !attempts.is_empty() => {}
             }
         }
         while attempts.join_next().await.is_some() {}
     }
 
-    /// One pass: the due deliveries this process may attempt now.
-    async fn claim(&self) -> Result<Vec<Claim>> {
+    /// One pass: the due deliveries this process may attempt now. Passes go round
+    /// the endpoints with due work in id order, [`ENDPOINTS_PER_PASS`] at a time from
+    /// where the last pass stopped, so that endpoints at their concurrency limit
+    /// (slow ones with a backlog) never keep the others out of every pass.
+    async fn claim(&self, resume_after: &mut Option<Uuid>) -> Result<Vec<Claim>> {
         let now = self.wfs.now();
-        let due: Vec<Uuid> = webhook_delivery::Entity::find()
+        // Only enabled endpoints: a disabled one keeps its pending deliveries, and
+        // enough of those must not fill the pass and starve the enabled ones.
+        let enabled = webhook_endpoint::Entity::find()
+            .select_only()
+            .column(webhook_endpoint::Column::Id)
+            .filter(webhook_endpoint::Column::Enabled.eq(true))
+            .into_query();
+        let mut find = webhook_delivery::Entity::find()
             .select_only()
             .column(webhook_delivery::Column::EndpointId)
             .distinct()
             .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
             .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
-            .limit(ENDPOINTS_PER_PASS)
-            .into_tuple()
-            .all(self.wfs.store().conn())
-            .await?;
+            .filter(webhook_delivery::Column::EndpointId.in_subquery(enabled))
+            .order_by_asc(webhook_delivery::Column::EndpointId)
+            .limit(ENDPOINTS_PER_PASS);
+        if let Some(after) = *resume_after {
+            find = find.filter(webhook_delivery::Column::EndpointId.gt(after));
+        }
+        let due: Vec<Uuid> = find.into_tuple().all(self.wfs.store().conn()).await?;
+        // A short pass reached the end: the next starts from the first endpoint.
+        *resume_after = if (due.len() as u64) < ENDPOINTS_PER_PASS {
+            None
+        } else {
+            due.last().copied()
+        };
         let mut claims = Vec::new();
         for endpoint in due {
             claims.extend(self.claim_for(endpoint).await?);
@@ -301,14 +331,14 @@ impl Worker {
         else {
             return Ok(Outcome::Skipped);
         };
-        if !self.settings.allow_private {
-            if let Err(refused) = check_address(&endpoint.url).await {
-                return Ok(Outcome::Failed {
-                    status: None,
-                    error: refused,
-                    retry_after: None,
-                });
-            }
+        if !self.settings.allow_private
+            && let Err(refused) = check_address(&endpoint.url).await
+        {
+            return Ok(Outcome::Failed {
+                status: None,
+                error: refused,
+                retry_after: None,
+            });
         }
         let id = event.id.to_string();
         // Receivers compare this with their own clock (replay protection): it is the
@@ -450,6 +480,12 @@ impl Worker {
                     )
                     .filter(webhook_delivery::Column::EndpointId.eq(claim.endpoint))
                     .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+                    // An attempt in flight elsewhere settles its own delivery.
+                    .filter(
+                        webhook_delivery::Column::LeasedUntil
+                            .is_null()
+                            .or(webhook_delivery::Column::LeasedUntil.lte(now)),
+                    )
                     .col_expr(
                         webhook_delivery::Column::LastError,
                         Expr::value("not sent: the endpoint answered 410 Gone and is disabled"),
@@ -471,10 +507,21 @@ impl Worker {
                 error,
                 retry_after,
             } => {
-                let retry = self
-                    .settings
-                    .retry_schedule
-                    .next_delay(u32::try_from(attempts).unwrap_or(u32::MAX), retry_after);
+                // An endpoint that answered 410 meanwhile (to another attempt) gets no
+                // more attempts: this delivery fails like its other pending ones did.
+                let gone = webhook_endpoint::Entity::find_by_id(claim.endpoint)
+                    .one(&*tx)
+                    .await?
+                    .is_none_or(|e| {
+                        e.disabled_reason.as_deref() == Some(DisabledReason::EndpointGone.as_str())
+                    });
+                let retry = if gone {
+                    None
+                } else {
+                    self.settings
+                        .retry_schedule
+                        .next_delay(u32::try_from(attempts).unwrap_or(u32::MAX), retry_after)
+                };
                 let q = attempted(mine())
                     .col_expr(
                         webhook_delivery::Column::LastResponseStatus,
@@ -620,27 +667,49 @@ impl Feed {
             self.since = wfs.now() - FEED_LOOKBACK;
             return Ok(());
         }
-        let rows = webhook_event::Entity::find()
-            .filter(webhook_event::Column::CreatedAt.gte(self.since - FEED_LOOKBACK))
-            .order_by_asc(webhook_event::Column::CreatedAt)
-            .order_by_asc(webhook_event::Column::Id)
-            .limit(1000)
-            .all(wfs.store().conn())
-            .await?;
-        for row in rows {
-            if !self.seen.insert(row.id) {
-                continue;
+        // The whole window, page after page: a burst of more events than one page
+        // within the window must not hide the newer ones behind the ones seen.
+        let from = self.since - FEED_LOOKBACK;
+        let mut after: Option<(DateTime<Utc>, Uuid)> = None;
+        loop {
+            let mut page = webhook_event::Entity::find()
+                .filter(webhook_event::Column::CreatedAt.gte(from))
+                .order_by_asc(webhook_event::Column::CreatedAt)
+                .order_by_asc(webhook_event::Column::Id)
+                .limit(FEED_PAGE);
+            if let Some((at, id)) = after {
+                page = page.filter(
+                    Condition::any()
+                        .add(webhook_event::Column::CreatedAt.gt(at))
+                        .add(
+                            Condition::all()
+                                .add(webhook_event::Column::CreatedAt.eq(at))
+                                .add(webhook_event::Column::Id.gt(id)),
+                        ),
+                );
             }
-            self.order.push_back((row.created_at, row.id));
-            self.since = Ord::max(self.since, row.created_at);
-            let body: serde_json::Value = serde_json::from_str(&row.payload).unwrap_or_default();
-            wfs.webhooks().publish(CommittedEvent {
-                id: row.id.into(),
-                company: row.company_id.into(),
-                event_type: row.event_type,
-                timestamp: row.created_at,
-                data: body.get("data").cloned().unwrap_or_default(),
-            });
+            let rows = page.all(wfs.store().conn()).await?;
+            let last_page = (rows.len() as u64) < FEED_PAGE;
+            for row in rows {
+                after = Some((row.created_at, row.id));
+                if !self.seen.insert(row.id) {
+                    continue;
+                }
+                self.order.push_back((row.created_at, row.id));
+                self.since = Ord::max(self.since, row.created_at);
+                let body: serde_json::Value =
+                    serde_json::from_str(&row.payload).unwrap_or_default();
+                wfs.webhooks().publish(CommittedEvent {
+                    id: row.id.into(),
+                    company: row.company_id.into(),
+                    event_type: row.event_type,
+                    timestamp: row.created_at,
+                    data: body.get("data").cloned().unwrap_or_default(),
+                });
+            }
+            if last_page {
+                break;
+            }
         }
         // Forget what has left the re-read window.
         while let Some((at, id)) = self.order.front().copied() {
