@@ -216,20 +216,22 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut lags = loop {
+    let lags_now = || {
         let first = receiver.first.lock().unwrap();
-        let lags: Vec<Duration> = committed
+        committed
             .iter()
             .filter_map(|(id, at)| {
                 first
                     .get(id)
                     .map(|seen| seen.saturating_duration_since(*at))
             })
-            .collect();
+            .collect::<Vec<Duration>>()
+    };
+    let mut lags = loop {
+        let lags = lags_now();
         if lags.len() == committed.len() || Instant::now() > deadline {
             break lags;
         }
-        drop(first);
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     lags.sort();

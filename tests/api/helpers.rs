@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use tower::ServiceExt;
 use wfs_core::sea_orm::{ConnectionTrait, Database};
 use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::webhooks::WebhookSettings;
 use wfs_core::{FixedClock, Store, StoreOptions, Wfs};
 use wfs_tower::{Config, PeerAddr, WfsService};
 
@@ -167,6 +168,16 @@ impl TestApp {
     }
 
     pub async fn spawn_with(config: Config) -> TestApp {
+        Self::spawn_custom(config, |wfs| wfs).await
+    }
+
+    /// A TestApp whose core runs with these webhook settings (e.g. `allow_private`).
+    pub async fn spawn_with_webhook_settings(settings: WebhookSettings) -> TestApp {
+        Self::spawn_custom(Config::default(), |wfs| wfs.with_webhook_settings(settings)).await
+    }
+
+    /// A TestApp whose core `customise` adjusts after the clock is pinned.
+    pub async fn spawn_custom(config: Config, customise: impl FnOnce(Wfs) -> Wfs) -> TestApp {
         let (url, dir) = match std::env::var("WFS_TEST_DATABASE_URL") {
             Ok(admin_url) => (fresh_postgres_database(&admin_url).await, None),
             Err(_) => {
@@ -180,7 +191,7 @@ impl TestApp {
         let store = Store::connect(&options).await.expect("connect");
         store.migrate().await.expect("migrate");
         let clock = FixedClock::new(t0());
-        let wfs = Wfs::new(store, SECRET).unwrap().with_clock(clock.clone());
+        let wfs = customise(Wfs::new(store, SECRET).unwrap().with_clock(clock.clone()));
         let svc = WfsService::with_config(wfs.clone(), config);
         TestApp {
             svc,
@@ -292,6 +303,12 @@ impl TestApp {
             client_id: res.body["clientId"].as_str().unwrap().into(),
             secret: res.body["clientSecret"].as_str().unwrap().into(),
         }
+    }
+
+    /// A key with exactly these scopes.
+    pub async fn key_with_scopes(&self, company: &Company, scopes: &[&str]) -> Key {
+        self.key_with(company, json!({"name": "scoped", "scopes": scopes}))
+            .await
     }
 
     /// A key with every scope.

@@ -23,4 +23,5 @@ mod schedules;
 mod shifts;
 mod sign_in;
 mod staff;
+mod webhooks;
 mod workforce;

@@ -18,8 +18,8 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
-use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
-use crate::persistence::repo::{find_owned, owned_by};
+use crate::persistence::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
+use crate::persistence::repo::{find_owned, locked, owned_by};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
@@ -420,6 +420,12 @@ impl Wfs {
         let url = self.endpoint_url(&input.url).await?;
         let description = description(input.description)?;
         let subscription = Subscription::parse(&input.event_types)?;
+        // The company row is locked until commit (PostgreSQL; SQLite has one writer),
+        // so concurrent creations count one after the other and the limit holds.
+        locked(conn, company::Entity::find_by_id(company.0))
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Company"))?;
         let held = owned_by::<webhook_endpoint::Entity>(company)
             .count(conn)
             .await?;
@@ -518,7 +524,7 @@ impl Wfs {
                 active.disabled_reason = Set(None);
                 active.failing_since = Set(None);
             }
-            Some(false) if found.enabled => {
+            Some(false) => {
                 active.enabled = Set(false);
                 active.disabled_reason = Set(Some(DisabledReason::Manual.as_str().to_owned()));
             }
