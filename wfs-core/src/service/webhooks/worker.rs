@@ -28,14 +28,15 @@ use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_eve
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, EntityTrait, PaginatorTrait,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseTransaction, EntityTrait,
     QueryFilter, QueryOrder, QuerySelect, QueryTrait,
 };
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
@@ -48,6 +49,8 @@ const RECHECK: Duration = Duration::from_millis(50);
 const LEASE_MARGIN: Duration = Duration::from_secs(5);
 /// Endpoints with due work looked at per pass.
 const ENDPOINTS_PER_PASS: u64 = 100;
+/// Most attempt outcomes recorded in one transaction.
+const RECORD_BATCH: usize = 256;
 /// Rows one purge statement deletes.
 const PURGE_BATCH: u64 = 1000;
 /// How often old events and deliveries are purged.
@@ -73,8 +76,14 @@ enum Outcome {
         error: String,
         retry_after: Option<Duration>,
     },
-    /// The endpoint is disabled (or gone) since the claim: no attempt was made.
-    Skipped,
+}
+
+/// An attempt made, waiting to be recorded.
+#[derive(Debug)]
+struct Attempted {
+    claim: Claim,
+    started: DateTime<Utc>,
+    outcome: Outcome,
 }
 
 /// A claimed delivery.
@@ -82,9 +91,13 @@ enum Outcome {
 struct Claim {
     delivery: Uuid,
     endpoint: Uuid,
-    event: Uuid,
     token: Uuid,
     attempts: i32,
+    /// The endpoint as it was claimed: where to send, and the secrets that sign.
+    target: Arc<webhook_endpoint::Model>,
+    /// The event id (`webhook-id`) and the body every attempt sends.
+    event: Uuid,
+    payload: Arc<str>,
 }
 
 /// A DNS resolver that refuses non-public addresses, used by the HTTP client when
@@ -141,6 +154,8 @@ impl Worker {
     /// (each is bounded by the attempt timeout).
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         tokio::pin!(shutdown);
+        let (outcomes, recorded) = mpsc::unbounded_channel();
+        let recorder = tokio::spawn(self.clone().recorder(recorded));
         let mut attempts = JoinSet::new();
         let mut feed = Feed::starting(self.wfs.now());
         let mut last_purge: Option<tokio::time::Instant> = None;
@@ -162,7 +177,8 @@ impl Worker {
                     Ok(claims) => {
                         for claim in claims {
                             let worker = self.clone();
-                            attempts.spawn(async move { worker.attempt(claim).await });
+                            let outcomes = outcomes.clone();
+                            attempts.spawn(async move { worker.attempt(claim, outcomes).await });
                         }
                     }
                     Err(err) => {
@@ -185,6 +201,11 @@ impl Worker {
             }
         }
         while attempts.join_next().await.is_some() {}
+        // Every attempt has handed over its outcome: the recorder drains and stops.
+        drop(outcomes);
+        if let Err(err) = recorder.await {
+            tracing::warn!(error = %err, "the webhook recorder ended abnormally");
+        }
     }
 
     /// One pass: the due deliveries this process may attempt now. Passes go round
@@ -219,118 +240,167 @@ impl Worker {
         } else {
             due.last().copied()
         };
-        let mut claims = Vec::new();
-        for endpoint in due {
-            claims.extend(self.claim_for(endpoint).await?);
+        if due.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(claims)
+        self.claim_for(due).await
     }
 
-    /// Claims due deliveries of one endpoint, within its concurrency.
-    async fn claim_for(&self, endpoint: Uuid) -> Result<Vec<Claim>> {
+    /// Claims, in one transaction, due deliveries of these endpoints within each
+    /// one's concurrency, under one lease token, then loads their bodies.
+    async fn claim_for(&self, endpoints: Vec<Uuid>) -> Result<Vec<Claim>> {
         let tx = self.wfs.store().begin().await?;
         let now = self.wfs.now();
-        let mut find = webhook_endpoint::Entity::find_by_id(endpoint)
-            .select_only()
-            .column(webhook_endpoint::Column::Id)
+        let mut find = webhook_endpoint::Entity::find()
+            .filter(webhook_endpoint::Column::Id.is_in(endpoints))
             .filter(webhook_endpoint::Column::Enabled.eq(true));
         if tx.get_database_backend() == DatabaseBackend::Postgres {
+            // An endpoint another server is claiming for right now is skipped.
             find = find.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
         }
-        // Disabled, deleted, or another server is claiming for it right now.
-        if find.into_tuple::<Uuid>().one(&*tx).await?.is_none() {
+        let targets = find.all(&*tx).await?;
+        if targets.is_empty() {
             tx.rollback().await?;
             return Ok(Vec::new());
         }
-        let in_flight = webhook_delivery::Entity::find()
-            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
+        let in_flight: HashMap<Uuid, i64> = webhook_delivery::Entity::find()
+            .select_only()
+            .column(webhook_delivery::Column::EndpointId)
+            .column_as(webhook_delivery::Column::Id.count(), "n")
+            .filter(webhook_delivery::Column::EndpointId.is_in(targets.iter().map(|t| t.id)))
             .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
             .filter(webhook_delivery::Column::LeasedUntil.gt(now))
-            .count(&*tx)
-            .await?;
-        let free = (self.settings.concurrency as u64).saturating_sub(in_flight);
-        if free == 0 {
+            .group_by(webhook_delivery::Column::EndpointId)
+            .into_tuple::<(Uuid, i64)>()
+            .all(&*tx)
+            .await?
+            .into_iter()
+            .collect();
+        let mut rows: Vec<(Uuid, Uuid, i32, Arc<webhook_endpoint::Model>)> = Vec::new();
+        for target in targets {
+            let busy = in_flight.get(&target.id).copied().unwrap_or(0);
+            let free =
+                (self.settings.concurrency as u64).saturating_sub(u64::try_from(busy).unwrap_or(0));
+            if free == 0 {
+                continue;
+            }
+            let due: Vec<(Uuid, Uuid, i32)> = webhook_delivery::Entity::find()
+                .select_only()
+                .columns([
+                    webhook_delivery::Column::Id,
+                    webhook_delivery::Column::EventId,
+                    webhook_delivery::Column::Attempts,
+                ])
+                .filter(webhook_delivery::Column::EndpointId.eq(target.id))
+                .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
+                .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
+                .filter(
+                    webhook_delivery::Column::LeasedUntil
+                        .is_null()
+                        .or(webhook_delivery::Column::LeasedUntil.lte(now)),
+                )
+                .order_by_asc(webhook_delivery::Column::NextAttemptAt)
+                .order_by_asc(webhook_delivery::Column::Id)
+                .limit(free)
+                .into_tuple()
+                .all(&*tx)
+                .await?;
+            let target = Arc::new(target);
+            rows.extend(
+                due.into_iter()
+                    .map(|(id, event, attempts)| (id, event, attempts, target.clone())),
+            );
+        }
+        if rows.is_empty() {
             tx.rollback().await?;
             return Ok(Vec::new());
         }
-        let rows: Vec<(Uuid, Uuid, i32)> = webhook_delivery::Entity::find()
-            .select_only()
-            .columns([
-                webhook_delivery::Column::Id,
-                webhook_delivery::Column::EventId,
-                webhook_delivery::Column::Attempts,
-            ])
-            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
-            .filter(webhook_delivery::Column::Status.eq(DeliveryStatus::Pending.as_str()))
-            .filter(webhook_delivery::Column::NextAttemptAt.lte(now))
-            .filter(
-                webhook_delivery::Column::LeasedUntil
-                    .is_null()
-                    .or(webhook_delivery::Column::LeasedUntil.lte(now)),
-            )
-            .order_by_asc(webhook_delivery::Column::NextAttemptAt)
-            .order_by_asc(webhook_delivery::Column::Id)
-            .limit(free)
-            .into_tuple()
-            .all(&*tx)
-            .await?;
+        // One token for the pass: an outcome is recorded under (delivery, token).
+        let token = Uuid::new_v4();
         let leased_until = now + chrono_duration(self.settings.timeout + LEASE_MARGIN);
-        let mut claims = Vec::with_capacity(rows.len());
-        for (delivery, event, attempts) in rows {
-            let token = Uuid::new_v4();
-            webhook_delivery::Entity::update_many()
-                .col_expr(webhook_delivery::Column::LeaseToken, Expr::value(token))
-                .col_expr(
-                    webhook_delivery::Column::LeasedUntil,
-                    Expr::value(leased_until),
-                )
-                .filter(webhook_delivery::Column::Id.eq(delivery))
-                .exec(&*tx)
-                .await?;
-            claims.push(Claim {
-                delivery,
-                endpoint,
-                event,
-                token,
-                attempts,
-            });
-        }
+        webhook_delivery::Entity::update_many()
+            .col_expr(webhook_delivery::Column::LeaseToken, Expr::value(token))
+            .col_expr(
+                webhook_delivery::Column::LeasedUntil,
+                Expr::value(leased_until),
+            )
+            .filter(webhook_delivery::Column::Id.is_in(rows.iter().map(|r| r.0)))
+            .exec(&*tx)
+            .await?;
         tx.commit().await?;
-        Ok(claims)
+        let mut events: HashSet<Uuid> = rows.iter().map(|r| r.1).collect();
+        let payloads: HashMap<Uuid, Arc<str>> = webhook_event::Entity::find()
+            .select_only()
+            .columns([webhook_event::Column::Id, webhook_event::Column::Payload])
+            .filter(webhook_event::Column::Id.is_in(events.drain()))
+            .into_tuple::<(Uuid, String)>()
+            .all(self.wfs.store().conn())
+            .await?
+            .into_iter()
+            .map(|(id, payload)| (id, Arc::from(payload)))
+            .collect();
+        Ok(rows
+            .into_iter()
+            .filter_map(|(delivery, event, attempts, target)| {
+                // An event purged meanwhile (past retention) has nothing to send.
+                let payload = payloads.get(&event)?.clone();
+                Some(Claim {
+                    delivery,
+                    endpoint: target.id,
+                    token,
+                    attempts,
+                    target,
+                    event,
+                    payload,
+                })
+            })
+            .collect())
     }
 
-    /// Makes one attempt and records it; errors are logged, never lost: the lease
-    /// lapses and another pass retries.
-    async fn attempt(&self, claim: Claim) {
+    /// Makes one attempt and hands its outcome to the recorder; errors are logged,
+    /// never lost: the lease lapses and another pass retries.
+    async fn attempt(&self, claim: Claim, recorder: mpsc::UnboundedSender<Attempted>) {
         let started = self.wfs.now();
-        let outcome = match self.send(&claim, started).await {
-            Ok(outcome) => outcome,
+        match self.send(&claim, started).await {
+            Ok(outcome) => {
+                // The recorder outlives every attempt (it stops after they finish).
+                let _ = recorder.send(Attempted {
+                    claim,
+                    started,
+                    outcome,
+                });
+            }
             Err(err) => {
                 tracing::warn!(delivery = %claim.delivery, error = %err, "webhook attempt could not start");
-                return;
             }
-        };
-        if let Err(err) = self.record(&claim, started, outcome).await {
-            tracing::warn!(delivery = %claim.delivery, error = %err, "recording a webhook attempt failed; its lease will lapse and it is retried");
         }
+    }
+
+    /// Writes outcomes as they come, many to a transaction: under load one commit
+    /// records a whole batch of attempts instead of one each.
+    async fn recorder(self, mut outcomes: mpsc::UnboundedReceiver<Attempted>) {
+        let mut batch = Vec::with_capacity(RECORD_BATCH);
+        while outcomes.recv_many(&mut batch, RECORD_BATCH).await > 0 {
+            if let Err(err) = self.record_all(&batch).await {
+                tracing::warn!(attempts = batch.len(), error = %err, "recording webhook attempts failed; their leases will lapse and they are retried");
+            }
+            batch.clear();
+        }
+    }
+
+    async fn record_all(&self, batch: &[Attempted]) -> Result<()> {
+        let tx = self.wfs.store().begin().await?;
+        for done in batch {
+            self.record(&tx, &done.claim, done.started, done.outcome.clone())
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Signs and POSTs the event.
     async fn send(&self, claim: &Claim, now: DateTime<Utc>) -> Result<Outcome> {
-        let conn = self.wfs.store().conn();
-        let Some(endpoint) = webhook_endpoint::Entity::find_by_id(claim.endpoint)
-            .one(conn)
-            .await?
-            .filter(|e| e.enabled)
-        else {
-            return Ok(Outcome::Skipped);
-        };
-        let Some(event) = webhook_event::Entity::find_by_id(claim.event)
-            .one(conn)
-            .await?
-        else {
-            return Ok(Outcome::Skipped);
-        };
+        let endpoint = &*claim.target;
         if !self.settings.allow_private
             && let Err(refused) = check_address(&endpoint.url).await
         {
@@ -340,11 +410,11 @@ impl Worker {
                 retry_after: None,
             });
         }
-        let id = event.id.to_string();
+        let id = claim.event.to_string();
         // Receivers compare this with their own clock (replay protection): it is the
         // system's time even when the facade runs on a test clock.
         let timestamp = Utc::now().timestamp();
-        let signature = signatures(&endpoint, &id, timestamp, event.payload.as_bytes(), now)?;
+        let signature = signatures(endpoint, &id, timestamp, claim.payload.as_bytes(), now)?;
         let sent = self
             .http
             .post(&endpoint.url)
@@ -355,7 +425,7 @@ impl Worker {
                 timestamp.to_string(),
             )
             .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
-            .body(event.payload)
+            .body(claim.payload.to_string())
             .send()
             .await;
         Ok(match sent {
@@ -385,8 +455,13 @@ impl Worker {
     }
 
     /// Writes an attempt's outcome, under the claim's token only.
-    async fn record(&self, claim: &Claim, started: DateTime<Utc>, outcome: Outcome) -> Result<()> {
-        let tx = self.wfs.store().begin().await?;
+    async fn record(
+        &self,
+        tx: &DatabaseTransaction,
+        claim: &Claim,
+        started: DateTime<Utc>,
+        outcome: Outcome,
+    ) -> Result<()> {
         let now = self.wfs.now();
         let mine = || {
             webhook_delivery::Entity::update_many()
@@ -424,9 +499,6 @@ impl Worker {
                 .col_expr(webhook_endpoint::Column::UpdatedAt, Expr::value(now))
         };
         match outcome {
-            Outcome::Skipped => {
-                mine().exec(&*tx).await?;
-            }
             Outcome::Delivered(status) => {
                 let done = settled(attempted(mine()), DeliveryStatus::Succeeded)
                     .col_expr(
@@ -437,7 +509,7 @@ impl Worker {
                         webhook_delivery::Column::LastError,
                         Expr::value(None::<String>),
                     )
-                    .exec(&*tx)
+                    .exec(tx)
                     .await?;
                 if done.rows_affected == 1 {
                     webhook_endpoint::Entity::update_many()
@@ -447,7 +519,7 @@ impl Worker {
                             webhook_endpoint::Column::FailingSince,
                             Expr::value(None::<DateTime<Utc>>),
                         )
-                        .exec(&*tx)
+                        .exec(tx)
                         .await?;
                 }
             }
@@ -461,7 +533,7 @@ impl Worker {
                         webhook_delivery::Column::LastError,
                         Expr::value("the endpoint answered 410 Gone; it is disabled"),
                     )
-                    .exec(&*tx)
+                    .exec(tx)
                     .await?;
                 if done.rows_affected == 1 {
                     endpoint(webhook_endpoint::Entity::update_many())
@@ -470,7 +542,7 @@ impl Worker {
                             webhook_endpoint::Column::DisabledReason,
                             Expr::value(DisabledReason::EndpointGone.as_str()),
                         )
-                        .exec(&*tx)
+                        .exec(tx)
                         .await?;
                     // Every other pending delivery to it fails too (a manual retry or a
                     // replay after re-enabling sends them again).
@@ -498,7 +570,7 @@ impl Worker {
                         webhook_delivery::Column::LeasedUntil,
                         Expr::value(None::<DateTime<Utc>>),
                     )
-                    .exec(&*tx)
+                    .exec(tx)
                     .await?;
                 }
             }
@@ -510,7 +582,7 @@ impl Worker {
                 // An endpoint that answered 410 meanwhile (to another attempt) gets no
                 // more attempts: this delivery fails like its other pending ones did.
                 let gone = webhook_endpoint::Entity::find_by_id(claim.endpoint)
-                    .one(&*tx)
+                    .one(tx)
                     .await?
                     .is_none_or(|e| {
                         e.disabled_reason.as_deref() == Some(DisabledReason::EndpointGone.as_str())
@@ -538,12 +610,11 @@ impl Worker {
                     ),
                     None => settled(q, DeliveryStatus::Failed),
                 };
-                if q.exec(&*tx).await?.rows_affected == 1 {
-                    self.note_failure(&*tx, claim.endpoint, now).await?;
+                if q.exec(tx).await?.rows_affected == 1 {
+                    self.note_failure(tx, claim.endpoint, now).await?;
                 }
             }
         }
-        tx.commit().await?;
         Ok(())
     }
 
