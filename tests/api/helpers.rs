@@ -73,6 +73,24 @@ impl TestResponse {
     }
 }
 
+/// An answer whose body is kept as bytes (the API reference's HTML, scripts, styles).
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.body).expect("a UTF-8 body")
+    }
+}
+
 /// An API key pair.
 #[derive(Debug, Clone)]
 pub struct Key {
@@ -240,6 +258,19 @@ impl TestApp {
             serde_json::from_slice(&bytes).unwrap_or_else(|_| panic!("non-JSON body: {bytes:?}"))
         };
         TestResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// Sends a request and keeps the body as bytes, JSON or not.
+    pub async fn send_raw(&self, req: Req) -> RawResponse {
+        let res = self.svc.clone().oneshot(req.build()).await.unwrap();
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        RawResponse {
             status,
             headers,
             body,

@@ -9,6 +9,7 @@ mod helpers;
 mod host_api;
 
 mod api_keys;
+mod api_reference;
 mod client;
 mod embedding;
 mod feed_consistency;
@@ -17,7 +18,9 @@ mod idempotency;
 mod isolation;
 mod job_roles;
 mod locations;
+mod observability;
 mod privacy;
+mod rate_limit_fields;
 mod routing;
 mod schedules;
 mod shifts;

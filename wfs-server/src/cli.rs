@@ -1,8 +1,10 @@
 //! The command line: a contract shared with the README, the examples and the tests.
 
+use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use wfs_core::CompanyId;
 use wfs_core::domain::webhook::{RetrySchedule, parse_duration};
 use wfs_core::service::webhooks::WebhookSettings;
 
@@ -23,6 +25,11 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Create a company and its super admin; prints {"companyId":...,"userId":...}.
     CreateAdmin(CreateAdminArgs),
+    /// Create an API key for a company without a sign-in; prints
+    /// {"id":...,"clientId":...,"clientSecret":...,"scopes":[...]} (the secret only now).
+    CreateKey(CreateKeyArgs),
+    /// Apply the pending database migrations and exit (`serve` also applies them at start).
+    Migrate(MigrateArgs),
     /// Fill the database with a demo company (once), print how to sign in, then serve.
     Demo(ServeArgs),
     /// Print the OpenAPI document (YAML, as committed in openapi.yaml; --json for JSON).
@@ -36,13 +43,22 @@ pub(crate) struct OpenapiArgs {
     pub(crate) json: bool,
 }
 
+/// `--database-url` when neither the flag nor `WFS_DATABASE_URL` is given.
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://wfs.db?mode=rwc";
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct MigrateArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
+}
+
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DatabaseArgs {
     /// Database URL: sqlite://path?mode=rwc or postgres://user@host/db.
     #[arg(
         long,
         env = "WFS_DATABASE_URL",
-        default_value = "sqlite://wfs.db?mode=rwc",
+        default_value = DEFAULT_DATABASE_URL,
         hide_env_values = true
     )]
     pub(crate) database_url: String,
@@ -59,6 +75,10 @@ pub(crate) struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "WFS_BIND", default_value = "127.0.0.1:8080")]
     pub(crate) bind: SocketAddr,
+    /// Address of a second listener that serves GET /metrics in the Prometheus text
+    /// format (default: none, no metrics are kept).
+    #[arg(long, env = "WFS_METRICS_BIND")]
+    pub(crate) metrics_bind: Option<SocketAddr>,
     /// Secret for sign-in tokens, at least 32 bytes. Without it a random one is
     /// generated for this run (tokens then do not survive a restart).
     #[arg(long, env = "WFS_JWT_SECRET", hide_env_values = true)]
@@ -145,6 +165,7 @@ fn webhook_duration(raw: &str) -> Result<Duration, String> {
 }
 
 #[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("password_source").required(true).args(["password", "password_stdin"])))]
 pub(crate) struct CreateAdminArgs {
     #[command(flatten)]
     pub(crate) db: DatabaseArgs,
@@ -154,15 +175,49 @@ pub(crate) struct CreateAdminArgs {
     /// The admin's email (sign-in name).
     #[arg(long)]
     pub(crate) email: String,
-    /// The admin's password (at least 8 characters).
+    /// The admin's password (at least 8 characters). Visible to other users of the
+    /// machine (`ps`) and kept in shell history: prefer --password-stdin.
     #[arg(long)]
-    pub(crate) password: String,
+    pub(crate) password: Option<String>,
+    /// Read the password from the first line of standard input instead of --password.
+    #[arg(long)]
+    pub(crate) password_stdin: bool,
     /// First name.
     #[arg(long, default_value = "Admin")]
     pub(crate) first_name: String,
     /// Last name.
     #[arg(long, default_value = "User")]
     pub(crate) last_name: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CreateKeyArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
+    /// The company the key belongs to (its id, as printed by create-admin).
+    #[arg(long)]
+    pub(crate) company_id: CompanyId,
+    /// A name for the key, shown in key lists.
+    #[arg(long)]
+    pub(crate) name: String,
+    /// Comma-separated scopes: workforce:read, availability:read, workforce:write,
+    /// webhooks:manage (default, as for keys made through the API:
+    /// workforce:read,availability:read).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) scopes: Vec<String>,
+    /// When the key stops working: an RFC 3339 instant in the future,
+    /// e.g. 2027-01-31T00:00:00Z (default: never).
+    #[arg(long, value_parser = instant)]
+    pub(crate) expires_at: Option<DateTime<Utc>>,
+}
+
+/// An RFC 3339 instant (`2027-01-31T00:00:00Z`, `2027-01-31T09:00:00+01:00`).
+fn instant(raw: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(raw.trim())
+        .map(|at| at.with_timezone(&Utc))
+        .map_err(|e| {
+            format!("'{raw}' is not an RFC 3339 instant such as 2027-01-31T00:00:00Z ({e})")
+        })
 }
 
 /// A duration flag: `30` or `1.5` (seconds), `30s`, `1500ms`; above zero, at most a day.

@@ -6,8 +6,8 @@
 
 use chrono::{Datelike, Duration, NaiveDate};
 use wfs_core::domain::scope::Scope;
-use wfs_core::persistence::entity::user;
-use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use wfs_core::persistence::entity::{membership, user};
+use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::service::job_roles::NewJobRole;
@@ -35,7 +35,10 @@ pub enum Outcome {
         client_secret: String,
     },
     /// The database already held the demo; nothing was added.
-    AlreadyPresent,
+    AlreadyPresent {
+        /// The demo company (`None` if its admin has lost every membership).
+        company_id: Option<CompanyId>,
+    },
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -69,10 +72,15 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
     let present = user::Entity::find()
         .filter(user::Column::Email.eq(ADMIN_EMAIL))
         .one(wfs.store().conn())
-        .await?
-        .is_some();
-    if present {
-        return Ok(Outcome::AlreadyPresent);
+        .await?;
+    if let Some(admin) = present {
+        let company_id = membership::Entity::find()
+            .filter(membership::Column::UserId.eq(admin.id))
+            .order_by_asc(membership::Column::CreatedAt)
+            .one(wfs.store().conn())
+            .await?
+            .map(|m| CompanyId::from(m.company_id));
+        return Ok(Outcome::AlreadyPresent { company_id });
     }
     let tx = wfs.begin().await?;
     let conn = &*tx;

@@ -3,7 +3,10 @@
 //!
 //! * [`mail`]: the SMTP and log mailers, and the background outbox sender.
 //! * [`conn`]: per-connection deadlines (request head, idle keep-alive).
+//! * [`metrics`]: the Prometheus recorder and the series `GET /metrics` shows.
+//! * [`demo`]: the demo company.
 
 pub mod conn;
 pub mod demo;
 pub mod mail;
+pub mod metrics;

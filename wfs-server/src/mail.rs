@@ -121,14 +121,42 @@ impl Mailer for SmtpMailer {
     }
 }
 
-/// Logs each message's recipient and subject instead of sending it.
+/// Logs each message's recipient and subject (at DEBUG) instead of sending it; the
+/// [`OutboxSender`] says at INFO, in one line per round, how many were not sent.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LogMailer;
 
 impl Mailer for LogMailer {
     fn send<'a>(&'a self, email: &'a Email) -> MailFuture<'a> {
-        tracing::info!(to = %email.to, subject = %email.subject, "email not sent: no --smtp-url configured");
+        tracing::debug!(to = %email.to, subject = %email.subject, "email not sent: no --smtp-url configured");
         Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// What the [`OutboxSender`]'s one INFO line per round says of the emails it handed
+/// to the mailer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summary {
+    /// They were sent (a real mail system).
+    Sent,
+    /// They were only logged ([`LogMailer`]: no `--smtp-url`).
+    NotSent,
+}
+
+/// One INFO line for a round that handed emails to the mailer.
+fn summarise(summary: Summary, sent: usize, failed: usize) {
+    match (summary, sent, failed) {
+        (_, 0, 0) => {}
+        (Summary::NotSent, n, _) => tracing::info!(
+            emails = n,
+            "{n} queued emails not sent: no --smtp-url configured (RUST_LOG=info,wfs_server::mail=debug lists them)"
+        ),
+        (Summary::Sent, sent, 0) => tracing::info!(emails = sent, "sent {sent} queued emails"),
+        (Summary::Sent, sent, failed) => tracing::info!(
+            emails = sent,
+            failed,
+            "sent {sent} queued emails; {failed} failed and will be retried"
+        ),
     }
 }
 
@@ -136,6 +164,7 @@ impl Mailer for LogMailer {
 #[derive(Debug)]
 pub struct OutboxSender {
     stop: watch::Sender<bool>,
+    rounds: watch::Receiver<u64>,
     task: JoinHandle<()>,
 }
 
@@ -143,9 +172,21 @@ impl OutboxSender {
     /// Delivers the outbox through `mailer` every `every`, until shut down.
     ///
     /// A pass that fills its batch is followed at once by another, so a backlog
-    /// drains without waiting for the next tick.
+    /// drains without waiting for the next tick; each round that handed emails to
+    /// the mailer ends with one INFO line ([`Summary::Sent`]).
     pub fn spawn(wfs: Wfs, mailer: Arc<dyn Mailer>, every: Duration) -> Self {
+        Self::spawn_with_summary(wfs, mailer, every, Summary::Sent)
+    }
+
+    /// [`OutboxSender::spawn`], with the words of the round's summary line.
+    pub fn spawn_with_summary(
+        wfs: Wfs,
+        mailer: Arc<dyn Mailer>,
+        every: Duration,
+        summary: Summary,
+    ) -> Self {
         let (stop, mut stopped) = watch::channel(false);
+        let (rounds_done, rounds) = watch::channel(0u64);
         let task = tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -154,9 +195,12 @@ impl OutboxSender {
                     _ = tick.tick() => {}
                     _ = stopped.changed() => break,
                 }
+                let (mut sent, mut failed) = (0, 0);
                 loop {
                     match wfs.deliver_outbox(&*mailer, SEND_BATCH).await {
                         Ok(report) => {
+                            sent += report.sent;
+                            failed += report.failed;
                             if report.claimed > 0 {
                                 tracing::debug!(
                                     sent = report.sent,
@@ -174,9 +218,21 @@ impl OutboxSender {
                         }
                     }
                 }
+                summarise(summary, sent, failed);
+                rounds_done.send_modify(|n| *n += 1);
             }
         });
-        Self { stop, task }
+        Self { stop, rounds, task }
+    }
+
+    /// Resolves once a round of delivery has finished since the sender started (at
+    /// once if one has): after it, the emails due at start have been handed over and
+    /// the round's summary line is logged.
+    pub fn first_round(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rounds = self.rounds.clone();
+        async move {
+            let _ = rounds.wait_for(|n| *n > 0).await;
+        }
     }
 
     /// Stops the sender after the pass in progress, if any, has finished.

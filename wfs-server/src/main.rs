@@ -1,20 +1,23 @@
 //! `wfs-server`: the reference server. See `cli.rs` for the command-line contract.
 
 mod cli;
+mod database;
 mod serve;
 mod telemetry;
 
 use base64::Engine as _;
 use clap::Parser;
-use cli::{Cli, Command, CreateAdminArgs, DatabaseArgs, ServeArgs};
+use cli::{Cli, Command, CreateAdminArgs, CreateKeyArgs, DatabaseArgs, MigrateArgs, ServeArgs};
 use rand::RngCore;
-use std::io::Write as _;
+use std::io::{BufRead as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
+use wfs_core::domain::scope::Scope;
 use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::service::auth::MIN_SECRET_LEN;
 use wfs_core::service::outbox::Mailer;
-use wfs_core::{Store, StoreOptions, Wfs};
+use wfs_core::{Segment, Wfs};
 use wfs_server::demo::{ADMIN_EMAIL, ADMIN_PASSWORD, Outcome};
 use wfs_server::mail;
 
@@ -25,6 +28,8 @@ async fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(args).await,
         None => serve(cli.serve).await,
         Some(Command::CreateAdmin(args)) => create_admin(args).await,
+        Some(Command::CreateKey(args)) => create_key(args).await,
+        Some(Command::Migrate(args)) => migrate(args).await,
         Some(Command::Demo(args)) => demo(args).await,
         Some(Command::Openapi(args)) => print_openapi(args.json),
     };
@@ -55,14 +60,6 @@ fn print_openapi(json: bool) -> Result<(), BoxError> {
     }
 }
 
-async fn open(db: &DatabaseArgs) -> Result<Store, BoxError> {
-    let mut options = StoreOptions::new(&db.database_url);
-    options.acquire_timeout = db.acquire_timeout;
-    let store = Store::connect(&options).await?;
-    store.migrate().await?;
-    Ok(store)
-}
-
 /// The token secret: configured (and then at least 32 bytes), or random for this run.
 fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
     match configured {
@@ -91,56 +88,115 @@ async fn start(args: &ServeArgs) -> Result<(Wfs, Arc<dyn Mailer>), BoxError> {
     wfs_tower::install_panic_hook();
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
     let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;
-    let store = open(&args.db).await?;
+    let (store, _) = database::open_migrated(&args.db).await?;
     let wfs = Wfs::new(store, &secret)?.with_webhook_settings(args.webhooks.settings());
     Ok((wfs, mailer))
 }
 
 async fn serve(args: ServeArgs) -> Result<(), BoxError> {
     let (wfs, mailer) = start(&args).await?;
-    serve::run(&args, wfs, mailer).await
+    let listeners = serve::Listeners::bind(&args).await?;
+    serve::run(listeners, &args, wfs, mailer, None).await
 }
 
+/// `demo`: binds first (a taken port fails before anything is written), seeds, and
+/// prints how to sign in and the key last, once the server is up and the welcome
+/// emails' summary line is out, so nothing scrolls it away.
 async fn demo(args: ServeArgs) -> Result<(), BoxError> {
     let (wfs, mailer) = start(&args).await?;
-    let base = format!("http://{}", args.bind);
-    match wfs_server::demo::seed(&wfs)
+    let listeners = serve::Listeners::bind(&args).await?;
+    let base = format!("http://{}", listeners.api_addr()?);
+    let outcome = wfs_server::demo::seed(&wfs)
         .await
-        .map_err(|e| -> BoxError { e })?
-    {
+        .map_err(|e| -> BoxError { e })?;
+    let text = demo_text(&outcome, &base, &args.db.database_url);
+    let ready: serve::Ready = Box::new(move || {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    });
+    serve::run(listeners, &args, wfs, mailer, Some(ready)).await
+}
+
+/// What `demo` prints: how to sign in, and the key (or how to make another).
+fn demo_text(outcome: &Outcome, base: &str, database_url: &str) -> String {
+    let sign_in = format!(
+        "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'\n"
+    );
+    match outcome {
         Outcome::Created {
             client_id,
             client_secret,
             ..
-        } => {
-            println!("Demo company \"Harborview Health\" created.");
-            println!(
-                "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'"
+        } => format!(
+            "Demo company \"Harborview Health\" created; serving on {base}.\n\
+             {sign_in}\
+             API key (all scopes; the secret is shown only now):\n  \
+             x-api-key:    {client_id}\n  \
+             x-api-secret: {client_secret}\n\
+             Try:      curl {base}/external/v1/staff -H 'x-api-key: {client_id}' -H 'x-api-secret: {client_secret}'\n"
+        ),
+        Outcome::AlreadyPresent { company_id } => {
+            let mut text = format!(
+                "The demo company is already in this database; nothing was added. Serving on {base}.\n{sign_in}\
+                 Its API key was printed by the first run."
             );
-            println!("API key (all scopes; the secret is shown only now):");
-            println!("  x-api-key:    {client_id}");
-            println!("  x-api-secret: {client_secret}");
-            println!(
-                "Try:      curl {base}/external/v1/staff -H 'x-api-key: {client_id}' -H 'x-api-secret: {client_secret}'"
-            );
-        }
-        Outcome::AlreadyPresent => {
-            println!("The demo company is already in this database; nothing was added.");
-            println!(
-                "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'"
-            );
-            println!(
-                "Its API key was printed by the first run; create another with POST /external/v1/auth/keys."
-            );
+            match company_id {
+                Some(company) => {
+                    let scopes = Scope::ALL.map(Scope::as_str).join(",");
+                    text.push_str(&format!(
+                        " Create another (all scopes) with:\n  wfs-server create-key --company-id {company} --name 'Demo key' --scopes {scopes}{}\n",
+                        database_flag(database_url)
+                    ));
+                }
+                None => text.push_str(
+                    " Create another with POST /external/v1/auth/keys after signing in.\n",
+                ),
+            }
+            text
         }
     }
-    serve::run(&args, wfs, mailer).await
+}
+
+/// ` --database-url '...'` for a command printed for the operator, unless the URL is
+/// the default; a password is shown as `***` (put it back, or set WFS_DATABASE_URL).
+fn database_flag(url: &str) -> String {
+    if url == cli::DEFAULT_DATABASE_URL {
+        String::new()
+    } else {
+        format!(" --database-url '{}'", database::redact(url))
+    }
+}
+
+async fn migrate(args: MigrateArgs) -> Result<(), BoxError> {
+    let store = database::open(&args.db).await?;
+    let applied = database::migrate(&store, &args.db.database_url).await?;
+    store.close().await?;
+    let url = database::redact(&args.db.database_url);
+    if applied.is_empty() {
+        println!("{url}: schema up to date, no migration to apply");
+    } else {
+        println!(
+            "{url}: applied {} migration{}: {}",
+            applied.len(),
+            if applied.len() == 1 { "" } else { "s" },
+            applied.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// A store and a facade for the one-shot commands (token keys are not used there).
+async fn open_for_command(db: &DatabaseArgs) -> Result<Wfs, BoxError> {
+    let (store, _) = database::open_migrated(db).await?;
+    Ok(Wfs::new(store, &[0u8; MIN_SECRET_LEN])?)
 }
 
 async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
-    let store = open(&args.db).await?;
-    // Token keys are not used here; any valid secret will do.
-    let wfs = Wfs::new(store, &[0u8; MIN_SECRET_LEN])?;
+    let password = match args.password {
+        Some(password) => password,
+        None => read_password_line()?,
+    };
+    let wfs = open_for_command(&args.db).await?;
     let tx = wfs.begin().await?;
     let created = wfs
         .create_company_with_admin(
@@ -148,7 +204,7 @@ async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
             NewCompanyAdmin {
                 company_name: args.company,
                 email: args.email,
-                password: args.password,
+                password,
                 first_name: args.first_name,
                 last_name: args.last_name,
             },
@@ -160,4 +216,83 @@ async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
         serde_json::json!({ "companyId": created.company_id, "userId": created.user_id })
     );
     Ok(())
+}
+
+/// `--password-stdin`: the first line of standard input, without its line ending.
+fn read_password_line() -> Result<String, BoxError> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("--password-stdin: cannot read standard input: {e}"))?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    if password.is_empty() {
+        return Err("--password-stdin: standard input has no password on its first line".into());
+    }
+    Ok(password.to_owned())
+}
+
+async fn create_key(args: CreateKeyArgs) -> Result<(), BoxError> {
+    let wfs = open_for_command(&args.db).await?;
+    let tx = wfs.begin().await?;
+    let input = NewApiKey {
+        name: args.name.clone(),
+        scopes: Some(args.scopes.clone()),
+        allowed_ips: Vec::new(),
+        expires_at: args.expires_at,
+    };
+    let key = wfs
+        .create_company_api_key(&*tx, args.company_id, input)
+        .await
+        .map_err(|err| key_error(err, &args))?;
+    tx.commit().await?;
+    let printed = IssuedKeyLine {
+        id: key.id,
+        client_id: &key.client_id,
+        client_secret: key.client_secret.expose(),
+        scopes: key.scopes.names(),
+    };
+    println!("{}", serde_json::to_string(&printed)?);
+    Ok(())
+}
+
+/// create-key's one line, in the order of the API's own answer.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IssuedKeyLine<'a> {
+    id: wfs_core::ApiKeyId,
+    client_id: &'a str,
+    client_secret: &'a str,
+    scopes: Vec<String>,
+}
+
+/// A create-key refusal in the command line's terms: flags, not JSON fields.
+fn key_error(err: wfs_core::Error, args: &CreateKeyArgs) -> BoxError {
+    let wfs_core::Error::Invalid {
+        field: Some(field),
+        reason,
+    } = err
+    else {
+        return match err {
+            wfs_core::Error::NotFound { .. } => format!(
+                "--company-id {}: no such company (create-admin prints a company's id)",
+                args.company_id
+            )
+            .into(),
+            other => other.into(),
+        };
+    };
+    match field.segments() {
+        [Segment::Key(name), Segment::Index(i), ..] if name == "scopes" => format!(
+            "--scopes: unknown scope '{}' (known: {})",
+            args.scopes.get(*i).map_or("", String::as_str),
+            Scope::ALL.map(Scope::as_str).join(", ")
+        ),
+        [Segment::Key(name), ..] if name == "scopes" => format!("--scopes: {reason}"),
+        [Segment::Key(name)] if name == "expiresAt" => format!("--expires-at: {reason}"),
+        [Segment::Key(name)] if name == "name" => format!("--name: {reason}"),
+        _ => format!("{field} {reason}"),
+    }
+    .into()
 }

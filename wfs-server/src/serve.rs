@@ -12,24 +12,76 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
 use wfs_server::conn::{Deadlines, HEAD_TIMEOUT, IDLE_TIMEOUT, InFlight};
-use wfs_server::mail::{OutboxSender, SEND_INTERVAL};
+use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
+use wfs_server::metrics::{Metrics, record_get};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService};
+
+type BoxError = Box<dyn std::error::Error>;
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The server's sockets, bound before anything is seeded or served: a taken port
+/// fails the start before the demo writes or prints anything.
+#[derive(Debug)]
+pub(crate) struct Listeners {
+    api: TcpListener,
+    metrics: Option<(TcpListener, Metrics)>,
+}
+
+impl Listeners {
+    /// Binds `--bind` and, when set, `--metrics-bind` (installing the metrics
+    /// recorder); an error names the address and the setting.
+    pub(crate) async fn bind(args: &ServeArgs) -> Result<Self, BoxError> {
+        let api = bind(args.bind, "--bind / WFS_BIND").await?;
+        tracing::info!(address = %api.local_addr()?, "listening");
+        let metrics = match args.metrics_bind {
+            Some(addr) => {
+                let listener = bind(addr, "--metrics-bind / WFS_METRICS_BIND").await?;
+                let metrics = Metrics::install()?;
+                tracing::info!(
+                    metrics = %format_args!("http://{}/metrics", listener.local_addr()?),
+                    "serving Prometheus metrics"
+                );
+                Some((listener, metrics))
+            }
+            None => None,
+        };
+        Ok(Self { api, metrics })
+    }
+
+    /// The API listener's address (the port chosen for `--bind 127.0.0.1:0`).
+    pub(crate) fn api_addr(&self) -> std::io::Result<SocketAddr> {
+        self.api.local_addr()
+    }
+}
+
+async fn bind(addr: SocketAddr, setting: &str) -> Result<TcpListener, BoxError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|err| format!("cannot listen on {addr} ({setting}): {err}").into())
+}
+
+/// Called once the server is up and its first outbox round has run.
+pub(crate) type Ready = Box<dyn FnOnce() + Send>;
+
+/// How long `ready` waits for the outbox's first round before it runs anyway.
+const READY_WAIT: Duration = Duration::from_secs(10);
+
 pub(crate) async fn run(
+    listeners: Listeners,
     args: &ServeArgs,
     wfs: Wfs,
     mailer: Arc<dyn Mailer>,
-) -> Result<(), Box<dyn std::error::Error>> {
+    ready: Option<Ready>,
+) -> Result<(), BoxError> {
     let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
         per_second,
         burst: args
@@ -43,10 +95,33 @@ pub(crate) async fn run(
         request_timeout: Some(args.request_timeout),
     };
     let api = WfsService::with_config(wfs.clone(), config);
-    let listener = TcpListener::bind(args.bind).await?;
-    tracing::info!(address = %listener.local_addr()?, "listening");
+    let Listeners {
+        api: listener,
+        metrics,
+    } = listeners;
+    let (stop_metrics, metrics_stopped) = watch::channel(false);
+    let metrics = metrics.map(|(listener, metrics)| {
+        tokio::spawn(serve_metrics(
+            listener,
+            metrics,
+            wfs.clone(),
+            metrics_stopped,
+        ))
+    });
     spawn_idempotency_sweeper(wfs.clone());
-    let outbox = OutboxSender::spawn(wfs.clone(), mailer, SEND_INTERVAL);
+    let summary = if args.smtp_url.is_some() {
+        Summary::Sent
+    } else {
+        Summary::NotSent
+    };
+    let outbox = OutboxSender::spawn_with_summary(wfs.clone(), mailer, SEND_INTERVAL, summary);
+    if let Some(ready) = ready {
+        let first_round = outbox.first_round();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(READY_WAIT, first_round).await;
+            ready();
+        });
+    }
     let (stop_webhooks, webhooks_stopped) = tokio::sync::oneshot::channel::<()>();
     let webhooks = tokio::spawn({
         let wfs = wfs.clone();
@@ -109,6 +184,7 @@ pub(crate) async fn run(
         }
     }
     drop(listener);
+    let _ = stop_metrics.send(true);
     tracing::info!("shutting down: draining in-flight requests");
     tokio::select! {
         _ = graceful.shutdown() => tracing::info!("all connections closed"),
@@ -121,8 +197,101 @@ pub(crate) async fn run(
     if let Err(err) = webhooks.await {
         tracing::warn!(error = %err, "the webhook worker ended abnormally");
     }
+    if let Some(metrics) = metrics
+        && let Err(err) = metrics.await
+    {
+        tracing::warn!(error = %err, "the metrics listener ended abnormally");
+    }
     wfs.store().clone().close().await?;
     Ok(())
+}
+
+/// Most scrapes served at once on the metrics listener.
+const METRICS_CONNECTIONS: usize = 16;
+
+/// Serves `GET /metrics` until `stopped` turns true, then lets scrapes in flight end.
+async fn serve_metrics(
+    listener: TcpListener,
+    metrics: Metrics,
+    wfs: Wfs,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            _ = stop_requested(&mut stopped) => break,
+        };
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(err) => {
+                    tracing::warn!(error = %err, "metrics: accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = stop_requested(&mut stopped) => break,
+        };
+        let in_flight = Arc::new(InFlight::default());
+        let io = Deadlines::new(stream, in_flight.clone(), HEAD_TIMEOUT, IDLE_TIMEOUT);
+        let metrics = metrics.clone();
+        let wfs = wfs.clone();
+        let svc = tower::service_fn(move |req: Request<Incoming>| {
+            let serving = in_flight.start();
+            let metrics = metrics.clone();
+            let wfs = wfs.clone();
+            async move {
+                let response = scrape(&metrics, &wfs, &req).await;
+                drop(serving);
+                Ok::<_, Infallible>(response)
+            }
+        });
+        let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(svc));
+        let conn = graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(error = %err, "metrics connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+}
+
+async fn stop_requested(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+/// `GET /metrics`: the Prometheus text; anything else 404 or 405.
+async fn scrape(metrics: &Metrics, wfs: &Wfs, req: &Request<Incoming>) -> Response<ResponseBody> {
+    if req.uri().path() != "/metrics" {
+        return status(StatusCode::NOT_FOUND, r#"{"status":"not found"}"#);
+    }
+    if req.method() != http::Method::GET && req.method() != http::Method::HEAD {
+        let mut res = status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            r#"{"status":"method not allowed"}"#,
+        );
+        res.headers_mut().insert(
+            http::header::ALLOW,
+            http::HeaderValue::from_static("GET, HEAD"),
+        );
+        return res;
+    }
+    let text = metrics.render(wfs).await;
+    let mut res = Response::new(ResponseBody::new(Bytes::from(text)));
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    res
 }
 
 async fn handle(
@@ -132,10 +301,15 @@ async fn handle(
     mut req: Request<Incoming>,
 ) -> Response<ResponseBody> {
     if req.method() == http::Method::GET {
-        match req.uri().path() {
-            "/healthz" => return readiness(&wfs).await,
-            "/livez" => return status(StatusCode::OK, r#"{"status":"ok"}"#),
-            _ => {}
+        let started = Instant::now();
+        let answered = match req.uri().path() {
+            "/healthz" => Some(("/healthz", readiness(&wfs).await)),
+            "/livez" => Some(("/livez", status(StatusCode::OK, r#"{"status":"ok"}"#))),
+            _ => None,
+        };
+        if let Some((route, res)) = answered {
+            record_get(route, res.status().as_u16(), started.elapsed());
+            return res;
         }
     }
     req.extensions_mut().insert(PeerAddr(peer));

@@ -209,3 +209,671 @@ fn openapi_into_a_closed_pipe_exits_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.is_empty(), "nothing on stderr: {stderr}");
 }
+
+// ---------------------------------------------------------------------------------
+// Operating the reference server (decisions.md): migrate, create-key,
+// --password-stdin, start-up errors, logs, the demo.
+// ---------------------------------------------------------------------------------
+
+/// A fresh database: a temp-file SQLite, or a new PostgreSQL database next to the
+/// one `WFS_TEST_DATABASE_URL` names.
+async fn database(dir: &tempfile::TempDir) -> String {
+    match std::env::var("WFS_TEST_DATABASE_URL") {
+        Ok(admin_url) => {
+            use wfs_core::sea_orm::{ConnectionTrait, Database};
+            let name = format!("wfs_cli_{:032x}", rand::random::<u128>());
+            let admin = Database::connect(&admin_url).await.unwrap();
+            admin
+                .execute_unprepared(&format!("CREATE DATABASE {name}"))
+                .await
+                .unwrap();
+            admin.close().await.ok();
+            let (base, _) = admin_url.rsplit_once('/').unwrap();
+            format!("{base}/{name}")
+        }
+        Err(_) => sqlite_url(dir),
+    }
+}
+
+fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs the binary with `args`, standard input `stdin`, and no colour preference.
+fn run(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("WFS_DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // The command may exit before reading (a usage error): a closed pipe is fine.
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn company_of(created: &std::process::Output) -> String {
+    assert!(created.status.success(), "{}", stderr_of(created));
+    let json: serde_json::Value = serde_json::from_str(stdout_of(created).trim()).unwrap();
+    json["companyId"].as_str().unwrap().to_owned()
+}
+
+/// Waits for `child` to exit, at most `limit`.
+fn wait_at_most(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stop(mut child: Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(&mut child, Duration::from_secs(20));
+    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
+}
+
+#[tokio::test]
+async fn migrate_applies_pending_migrations_once_and_says_what_it_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = database(&dir).await;
+
+    let first = run(&["migrate", "--database-url", &url], "");
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let said = stdout_of(&first);
+    assert_eq!(said.lines().count(), 1, "one line: {said}");
+    assert!(
+        said.contains("applied") && said.contains("m20261122_000001"),
+        "{said}"
+    );
+
+    let again = run(&["migrate", "--database-url", &url], "");
+    assert!(again.status.success(), "{}", stderr_of(&again));
+    let said = stdout_of(&again);
+    assert_eq!(said.lines().count(), 1, "one line: {said}");
+    assert!(said.contains("up to date"), "{said}");
+}
+
+#[tokio::test]
+async fn create_admin_takes_the_password_from_the_first_line_of_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let created = run(
+        &[
+            "create-admin",
+            "--company",
+            "Acme Care",
+            "--email",
+            "ada@acme.test",
+            "--password-stdin",
+            "--database-url",
+            &url,
+        ],
+        "stdin horse battery\r\nnot this line\n",
+    );
+    company_of(&created);
+
+    let (child, addr) = serve(&url, &[]);
+    let signin = reqwest::Client::new()
+        .post(format!("http://{addr}/external/v1/auth/signin"))
+        .json(&serde_json::json!({"email": "ada@acme.test", "password": "stdin horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        signin.status(),
+        200,
+        "the first line, without its line ending"
+    );
+    stop(child);
+}
+
+#[test]
+fn create_admin_needs_exactly_one_password_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let base = [
+        "create-admin",
+        "--company",
+        "Acme",
+        "--email",
+        "a@acme.test",
+        "--database-url",
+        &url,
+    ];
+
+    let neither = run(&base, "");
+    assert_eq!(neither.status.code(), Some(2));
+    assert!(
+        stderr_of(&neither).contains("--password-stdin"),
+        "{}",
+        stderr_of(&neither)
+    );
+
+    let both = run(
+        &[
+            &base[..],
+            &["--password", "correct-horse", "--password-stdin"],
+        ]
+        .concat(),
+        "correct-horse\n",
+    );
+    assert_eq!(both.status.code(), Some(2));
+    assert!(
+        stderr_of(&both).contains("cannot be used with"),
+        "{}",
+        stderr_of(&both)
+    );
+
+    let empty = run(&[&base[..], &["--password-stdin"]].concat(), "");
+    assert_eq!(empty.status.code(), Some(1));
+    assert!(
+        stderr_of(&empty).contains("--password-stdin"),
+        "{}",
+        stderr_of(&empty)
+    );
+    assert!(stdout_of(&empty).is_empty());
+}
+
+#[tokio::test]
+async fn create_key_issues_a_working_key_for_a_company_without_a_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let company = company_of(&create_admin(&url, "ada@acme.test"));
+
+    let out = run(
+        &[
+            "create-key",
+            "--company-id",
+            &company,
+            "--name",
+            "ops key",
+            "--scopes",
+            "workforce:read,webhooks:manage",
+            "--expires-at",
+            "2099-01-31T00:00:00Z",
+            "--database-url",
+            &url,
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let line = stdout_of(&out);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    // Exactly the API's answer to a key creation, in its order.
+    let keys: Vec<&str> = ["\"id\"", "\"clientId\"", "\"clientSecret\"", "\"scopes\""]
+        .into_iter()
+        .collect();
+    let at: Vec<usize> = keys.iter().map(|k| line.find(k).unwrap()).collect();
+    assert!(at.is_sorted(), "{line}");
+    let key: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(key.as_object().unwrap().len(), 4, "{line}");
+    assert_eq!(
+        key["scopes"],
+        serde_json::json!(["workforce:read", "webhooks:manage"])
+    );
+    let client_id = key["clientId"].as_str().unwrap();
+    let client_secret = key["clientSecret"].as_str().unwrap();
+    assert!(client_id.starts_with("api_") && client_secret.starts_with("sec_"));
+
+    let plain = run(
+        &[
+            "create-key",
+            "--company-id",
+            &company,
+            "--name",
+            "default scopes",
+            "--database-url",
+            &url,
+        ],
+        "",
+    );
+    assert!(plain.status.success(), "{}", stderr_of(&plain));
+    let plain: serde_json::Value = serde_json::from_str(stdout_of(&plain).trim()).unwrap();
+    assert_eq!(
+        plain["scopes"],
+        serde_json::json!(["workforce:read", "availability:read"]),
+        "the API's default scopes"
+    );
+
+    let (child, addr) = serve(&url, &[]);
+    let http = reqwest::Client::new();
+    let roles = http
+        .get(format!("http://{addr}/external/v1/job-roles"))
+        .header("x-api-key", client_id)
+        .header("x-api-secret", client_secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(roles.status(), 200, "the key works");
+    let write = http
+        .post(format!("http://{addr}/external/v1/job-roles"))
+        .header("x-api-key", client_id)
+        .header("x-api-secret", client_secret)
+        .header("idempotency-key", "cli-create-key-0001")
+        .json(&serde_json::json!({"title": "Nurse"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), 403, "and only with its scopes");
+    stop(child);
+}
+
+#[test]
+fn create_key_refuses_bad_input_with_a_clear_message_and_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let company = company_of(&create_admin(&url, "ada@acme.test"));
+    let key = |extra: &[&str], company: &str| {
+        run(
+            &[
+                &[
+                    "create-key",
+                    "--company-id",
+                    company,
+                    "--name",
+                    "k",
+                    "--database-url",
+                    &url,
+                ][..],
+                extra,
+            ]
+            .concat(),
+            "",
+        )
+    };
+
+    let cases: [(&[&str], &str, &str, i32); 5] = [
+        (
+            &[],
+            "01900000-0000-7000-8000-000000000000",
+            "no such company",
+            1,
+        ),
+        (
+            &["--scopes", "workforce:read,bogus"],
+            &company,
+            "unknown scope 'bogus'",
+            1,
+        ),
+        (
+            &["--expires-at", "2020-01-01T00:00:00Z"],
+            &company,
+            "--expires-at: must be in the future",
+            1,
+        ),
+        (&["--expires-at", "tomorrow"], &company, "RFC 3339", 2),
+        (&[], "not-a-uuid", "--company-id", 2),
+    ];
+    for (extra, company, says, code) in cases {
+        let out = key(extra, company);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{extra:?}: {}",
+            stderr_of(&out)
+        );
+        assert!(
+            stderr_of(&out).contains(says),
+            "{extra:?}: {}",
+            stderr_of(&out)
+        );
+        assert!(
+            stdout_of(&out).is_empty(),
+            "no key printed: {}",
+            stdout_of(&out)
+        );
+    }
+}
+
+#[test]
+fn a_database_that_cannot_be_opened_is_named_without_its_password_with_the_drivers_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing_dir = dir.path().join("no-such-dir").join("wfs.db");
+    let cases = [
+        (
+            "mysql://root:hunter2@db.example:3306/wfs".to_owned(),
+            "mysql://root:***@db.example:3306/wfs",
+            "no supporting driver",
+        ),
+        (
+            "postgres://wfs:hunter2@db.example:port/wfs".to_owned(),
+            "postgres://wfs:***@db.example:port/wfs",
+            "invalid port number",
+        ),
+        ("wfs.db".to_owned(), "wfs.db", "cannot be parsed"),
+        (
+            format!("sqlite://{}?mode=rwc", missing_dir.display()),
+            "no-such-dir/wfs.db",
+            "unable to open database file (the directory",
+        ),
+        (
+            // Nothing listens on port 1: refused, and said so.
+            "postgres://wfs:hunter2@127.0.0.1:1/wfs".to_owned(),
+            "postgres://wfs:***@127.0.0.1:1/wfs",
+            "Connection refused",
+        ),
+    ];
+    for (url, shown, cause) in cases {
+        for command in [&["migrate"][..], &["serve", "--bind", "127.0.0.1:0"][..]] {
+            let out = run(&[command, &["--database-url", &url]].concat(), "");
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(1), "{url}: {err}");
+            assert!(err.contains(shown), "{url}: the URL is named: {err}");
+            assert!(err.contains(cause), "{url}: the cause is named: {err}");
+            assert!(!err.contains("hunter2"), "{url}: no password: {err}");
+            assert!(!err.contains("database unavailable"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn an_unanswering_database_server_is_reported_within_seconds() {
+    // Accepts connections and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "postgres://wfs:hunter2@{}/wfs",
+        silent.local_addr().unwrap()
+    );
+    let started = std::time::Instant::now();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", &url])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most(&mut child, Duration::from_secs(8));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        err.contains("connecting to the database"),
+        "it says what it waits for: {err}"
+    );
+    assert!(err.contains("no answer"), "{err}");
+    assert!(err.contains("postgres://wfs:***@127.0.0.1:"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    drop(silent);
+}
+
+#[tokio::test]
+async fn a_postgres_database_that_does_not_exist_is_named() {
+    let Ok(admin_url) = std::env::var("WFS_TEST_DATABASE_URL") else {
+        eprintln!("WFS_TEST_DATABASE_URL not set: PostgreSQL case skipped");
+        return;
+    };
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let url = format!("{base}/wfs_no_such_database_here");
+    let out = run(&["migrate", "--database-url", &url], "");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("database \"wfs_no_such_database_here\" does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_taken_port_names_the_address_and_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+
+    let api = run(&["serve", "--bind", &addr, "--database-url", &url], "");
+    assert_eq!(api.status.code(), Some(1));
+    let err = stderr_of(&api);
+    assert!(
+        err.contains(&addr) && err.contains("--bind / WFS_BIND"),
+        "{err}"
+    );
+
+    let metrics = run(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--metrics-bind",
+            &addr,
+            "--database-url",
+            &url,
+        ],
+        "",
+    );
+    assert_eq!(metrics.status.code(), Some(1));
+    let err = stderr_of(&metrics);
+    assert!(
+        err.contains(&addr) && err.contains("--metrics-bind / WFS_METRICS_BIND"),
+        "{err}"
+    );
+}
+
+/// Starts `args` (a serving command) with stderr captured, colour preference
+/// untouched; returns the child, its API address and the log so far (shared).
+fn spawn_logged(
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (Child, String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("WFS_JWT_SECRET", SECRET)
+        .env_remove("NO_COLOR")
+        .env_remove("RUST_LOG")
+        .envs(envs.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("exited before listening: {:?}", log.lock().unwrap()))
+            .unwrap();
+        log.lock().unwrap().push(line.clone());
+        if let Some(rest) = line.split("address=").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let kept = log.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            kept.lock().unwrap().push(line);
+        }
+    });
+    (child, addr, log)
+}
+
+#[tokio::test]
+async fn logs_written_to_a_pipe_have_no_colour_codes_and_no_migration_chatter() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = database(&dir).await;
+    // Twice: the second start finds the migration table (PostgreSQL's notice case).
+    for _ in 0..2 {
+        let (child, addr, log) = spawn_logged(
+            &["serve", "--bind", "127.0.0.1:0", "--database-url", &url],
+            &[],
+        );
+        reqwest::get(format!("http://{addr}/livez")).await.unwrap();
+        stop(child);
+        let log = log.lock().unwrap().join("\n");
+        assert!(!log.contains('\u{1b}'), "no ANSI escape codes: {log}");
+        assert!(!log.contains("seaql_migrations"), "no notice lines: {log}");
+        assert!(!log.contains("sea_orm_migration"), "{log}");
+        assert!(
+            log.contains("applied") || log.contains("up to date"),
+            "one line of our own says what the migrations did: {log}"
+        );
+    }
+}
+
+/// Reads `child`'s stdout until a line containing `last`; returns everything read.
+fn stdout_until(child: &mut Child, last: &str) -> String {
+    let mut out = String::new();
+    let mut reader = BufReader::new(child.stdout.as_mut().unwrap());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("stdout ended before {last:?}: {out}");
+        }
+        out.push_str(&line);
+        if line.contains(last) {
+            return out;
+        }
+    }
+}
+
+#[tokio::test]
+async fn demo_prints_its_key_last_once_serving_and_then_how_to_make_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let demo = ["demo", "--bind", "127.0.0.1:0", "--database-url", &url];
+
+    let (mut child, addr, log) = spawn_logged(&demo, &[]);
+    let printed = stdout_until(&mut child, "Try:");
+    assert!(printed.contains("x-api-secret: sec_"), "{printed}");
+    assert!(
+        printed.contains(&format!("http://{addr}")),
+        "the real address: {printed}"
+    );
+    // The server is up when the key is shown, and the key works.
+    let client_id = printed
+        .split("x-api-key:")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let secret = printed
+        .split("x-api-secret:")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap();
+    let staff = reqwest::Client::new()
+        .get(format!("http://{addr}/external/v1/staff"))
+        .header("x-api-key", client_id)
+        .header("x-api-secret", secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(staff.status(), 200);
+    // The log is read by another thread: give it a moment to catch up.
+    for _ in 0..50 {
+        if log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("queued emails"))
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    {
+        let log = log.lock().unwrap();
+        let per_email = log.iter().filter(|l| l.contains("email not sent")).count();
+        assert_eq!(per_email, 0, "no line per email: {log:?}");
+        let summaries: Vec<_> = log
+            .iter()
+            .filter(|l| l.contains("queued emails not sent"))
+            .collect();
+        assert_eq!(
+            summaries.len(),
+            1,
+            "one summary line, before the key: {log:?}"
+        );
+    }
+    stop(child);
+
+    // A second run adds nothing and says how to make a new key, exactly.
+    let (mut child, _, _) = spawn_logged(&demo, &[]);
+    let printed = stdout_until(&mut child, "create-key");
+    stop(child);
+    let command = printed
+        .lines()
+        .find(|l| l.contains("wfs-server create-key"))
+        .unwrap()
+        .trim();
+    assert!(command.contains("--company-id "), "{command}");
+    let args: Vec<&str> = command
+        .split_whitespace()
+        .skip(1)
+        .map(|a| a.trim_matches('\''))
+        .collect();
+    // The command as printed (its quoted name is two words once split here).
+    let company = args[args.iter().position(|a| *a == "--company-id").unwrap() + 1];
+    let scopes = args[args.iter().position(|a| *a == "--scopes").unwrap() + 1];
+    let out = run(
+        &[
+            "create-key",
+            "--company-id",
+            company,
+            "--name",
+            "Demo key",
+            "--scopes",
+            scopes,
+            "--database-url",
+            &url,
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains("\"clientSecret\":\"sec_"));
+}
+
+#[test]
+fn demo_on_a_taken_port_fails_before_seeding_or_printing_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+
+    let out = run(&["demo", "--bind", &addr, "--database-url", &url], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout_of(&out).is_empty(),
+        "no key for a server that never started: {}",
+        stdout_of(&out)
+    );
+    assert!(
+        stderr_of(&out).contains("--bind / WFS_BIND"),
+        "{}",
+        stderr_of(&out)
+    );
+    drop(taken);
+
+    // Nothing was seeded: the next run on a free port creates the demo and its key.
+    let (mut child, _, _) = spawn_logged(
+        &["demo", "--bind", "127.0.0.1:0", "--database-url", &url],
+        &[],
+    );
+    let printed = stdout_until(&mut child, "Try:");
+    assert!(printed.contains("created"), "{printed}");
+    stop(child);
+}

@@ -29,9 +29,9 @@ async fn the_demo_fills_every_read_route_once() {
     let wfs = Wfs::new(store, b"demo-test-secret-demo-test-secret!!").unwrap();
 
     let Outcome::Created {
+        company_id: company,
         client_id,
         client_secret,
-        ..
     } = seed(&wfs).await.unwrap()
     else {
         panic!("a new database gets the demo");
@@ -99,7 +99,14 @@ async fn the_demo_fills_every_read_route_once() {
         "a full first page ahead"
     );
 
-    assert!(matches!(seed(&wfs).await.unwrap(), Outcome::AlreadyPresent));
+    let Outcome::AlreadyPresent { company_id } = seed(&wfs).await.unwrap() else {
+        panic!("a second run finds the demo");
+    };
+    assert_eq!(
+        company_id,
+        Some(company),
+        "the demo company is named for create-key"
+    );
     assert_eq!(
         get("/external/v1/staff").await,
         staff,

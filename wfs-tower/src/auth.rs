@@ -2,9 +2,10 @@
 
 use crate::config::Config;
 use crate::error::ApiError;
+use crate::rate_limit::{KeyLimiter, Standing};
 use chrono::{DateTime, Utc};
-use http::StatusCode;
 use http::request::Parts;
+use http::{HeaderMap, StatusCode};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
@@ -68,29 +69,25 @@ pub(crate) struct Authenticator {
     touched: Mutex<HashMap<ApiKeyId, DateTime<Utc>>>,
 }
 
-type KeyLimiter = governor::DefaultKeyedRateLimiter<ApiKeyId>;
-
 impl Authenticator {
     pub(crate) fn new(wfs: Wfs, config: &Config) -> Self {
         Self {
             wfs,
             trusted_proxies: config.trusted_proxies.clone(),
-            limiter: config.rate_limit.map(|r| {
-                governor::RateLimiter::keyed(
-                    governor::Quota::per_second(r.per_second).allow_burst(r.burst),
-                )
-            }),
+            limiter: config.rate_limit.map(KeyLimiter::new),
             touched: Mutex::new(HashMap::new()),
         }
     }
 
     /// The caller of a request to a route with `access`, or the answer that refuses
     /// it, in the order of checks: credentials (401), address (403), scope (403),
-    /// rate limit (429).
+    /// rate limit (429). When the rate limit was consulted (a key passed every other
+    /// check), `standing` receives where the key stands, for the RateLimit fields.
     pub(crate) async fn authenticate(
         &self,
         access: Access,
         parts: &Parts,
+        standing: &mut Option<Standing>,
     ) -> Result<Caller, ApiError> {
         match access {
             Access::Public => Ok(Caller::Anonymous),
@@ -132,16 +129,25 @@ impl Authenticator {
                         format!("Missing required scope: {scope}"),
                     ));
                 }
-                if let Some(limiter) = &self.limiter
-                    && let Err(not_until) = limiter.check_key(&key.key_id)
-                {
-                    let wait =
-                        not_until.wait_time_from(governor::clock::Clock::now(limiter.clock()));
-                    return Err(ApiError::too_many_requests(wait));
+                if let Some(limiter) = &self.limiter {
+                    match limiter.check(&key.key_id) {
+                        Ok(now) => *standing = Some(now),
+                        Err((now, wait)) => {
+                            *standing = Some(now);
+                            return Err(ApiError::too_many_requests(wait));
+                        }
+                    }
                 }
                 self.record_key_use(&key);
                 Ok(Caller::Key(key))
             }
+        }
+    }
+
+    /// Sets the RateLimit fields of an answer to a key that stands so.
+    pub(crate) fn write_rate_limit_headers(&self, standing: Standing, headers: &mut HeaderMap) {
+        if let Some(limiter) = &self.limiter {
+            limiter.write_headers(standing, headers);
         }
     }
 

@@ -5,6 +5,11 @@
 //! pair or bearer token), checks scopes and allowlists, applies idempotency to
 //! writes, limits bodies, and answers every error with the spec's JSON body.
 //!
+//! Every answer carries `X-Request-Id`, and every request is counted in the metrics
+//! of [`telemetry`] (recorded through the `metrics` facade: the host installs the
+//! exporter). `GET /external/v1/docs` serves an interactive API reference (Swagger UI,
+//! compiled in) over `GET /external/v1/openapi.json`.
+//!
 //! # Mounting
 //!
 //! The service expects the full path, so mount it where the host keeps it intact.
@@ -31,9 +36,12 @@ mod extract;
 mod handlers;
 mod openapi;
 mod panic;
+mod rate_limit;
 mod reply;
+mod request_id;
 mod router;
 mod service;
+pub mod telemetry;
 
 pub use auth::PeerAddr;
 pub use body::ResponseBody;

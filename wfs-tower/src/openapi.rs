@@ -144,7 +144,7 @@ struct RouteTable;
 impl Modify for RouteTable {
     fn modify(&self, doc: &mut OpenApiDoc) {
         add_components(doc);
-        for route in handlers::routes() {
+        for route in handlers::routes().filter(|r| r.documented) {
             let op = doc
                 .paths
                 .paths
@@ -509,6 +509,7 @@ mod tests {
     #[test]
     fn the_document_describes_exactly_the_routes_served() {
         let mut served: Vec<_> = handlers::routes()
+            .filter(|r| r.documented)
             .map(|r| {
                 (
                     r.method.to_string(),
@@ -522,9 +523,22 @@ mod tests {
     }
 
     #[test]
+    fn only_the_api_reference_is_left_out_of_the_document() {
+        let left_out: Vec<_> = handlers::routes()
+            .filter(|r| !r.documented)
+            .map(|r| r.path)
+            .collect();
+        assert_eq!(
+            left_out,
+            ["/external/v1/docs", "/external/v1/docs/{file}"],
+            "only the reference's page and assets are not API operations"
+        );
+    }
+
+    #[test]
     fn security_follows_each_routes_access() {
         let doc = serde_json::to_value(openapi()).unwrap();
-        for route in handlers::routes() {
+        for route in handlers::routes().filter(|r| r.documented) {
             let op = &doc["paths"][route.path][route.method.as_str().to_lowercase()];
             let security = &op["security"];
             match route.access {

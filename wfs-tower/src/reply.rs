@@ -93,12 +93,36 @@ impl Reply {
         }
     }
 
-    /// The HTTP response.
+    /// An answer that is not JSON (the API reference's page and assets): its own
+    /// `Content-Type`, or none for a bodiless `304 Not Modified`.
+    pub(crate) fn file(
+        status: StatusCode,
+        content_type: Option<&'static str>,
+        body: Bytes,
+    ) -> Self {
+        let mut headers = Vec::with_capacity(4);
+        if let Some(content_type) = content_type {
+            headers.push((header::CONTENT_TYPE, HeaderValue::from_static(content_type)));
+        }
+        Self {
+            status,
+            headers,
+            body,
+            stored_body: None,
+        }
+    }
+
+    /// The HTTP response. Its `Content-Type` is JSON unless the reply set its own (or
+    /// is a bodiless 304).
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
         let mut res = Response::new(ResponseBody::new(self.body));
         *res.status_mut() = self.status;
-        res.headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        let own_type = self.status == StatusCode::NOT_MODIFIED
+            || self.headers.iter().any(|(n, _)| n == header::CONTENT_TYPE);
+        if !own_type {
+            res.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        }
         for (name, value) in self.headers {
             res.headers_mut().append(name, value);
         }

@@ -74,6 +74,15 @@ impl Router {
     }
 }
 
+impl Router {
+    /// The template of the routes at `path`, whatever their methods (for the metrics
+    /// of a 405); `None` when no route has the path.
+    pub(crate) fn template(&self, path: &str) -> Option<&'static str> {
+        let found = self.inner.at(path).ok()?;
+        found.value.routes.first().map(|r| r.path)
+    }
+}
+
 impl std::fmt::Debug for Router {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Router")

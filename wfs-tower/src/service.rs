@@ -7,8 +7,11 @@ use crate::error::ApiError;
 use crate::handlers::Ctx;
 use crate::handlers::Route;
 use crate::panic::{CatchPanic, Caught};
+use crate::rate_limit::Standing;
 use crate::reply::Reply;
+use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
+use crate::telemetry;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
@@ -18,6 +21,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
+use tracing::Instrument;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 use wfs_core::sea_orm::{DatabaseTransaction, TransactionTrait};
 use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
@@ -28,6 +32,13 @@ use wfs_core::{ApiKeyId, Wfs};
 /// It answers every request itself (`Error = Infallible`): unknown routes, wrong
 /// methods and every failure become the spec's JSON error body. It routes full
 /// paths (`/external/v1/...`), so mount it where the host keeps the path intact.
+///
+/// Every answer, errors included, carries `X-Request-Id` (the request's own when it
+/// is 1 to 128 visible ASCII characters, else a new UUID); the request's log lines
+/// run in a `request` span carrying it as `request_id`. Every request is counted in
+/// the metrics of [`telemetry`](crate::telemetry). With a rate limit, every answer
+/// to a key that passed authentication carries the IETF `RateLimit` and
+/// `RateLimit-Policy` fields.
 #[derive(Clone)]
 pub struct WfsService {
     shared: Arc<Shared>,
@@ -56,6 +67,7 @@ impl WfsService {
 
     /// The service with explicit transport settings.
     pub fn with_config(wfs: Wfs, config: Config) -> Self {
+        telemetry::describe();
         Self {
             shared: Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config),
@@ -87,16 +99,59 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
+        let started = Instant::now();
         let shared = self.shared.clone();
-        // Cheap clones (the URI shares its bytes), kept to name the route if it panics.
-        let (method, uri) = (req.method().clone(), req.uri().clone());
-        Box::pin(async move {
-            let serving = CatchPanic::new(async { shared.serve(req).await });
-            Ok(match serving.await {
-                Ok(response) => response,
-                Err(caught) => shared.panicked(&method, &uri, caught),
-            })
-        })
+        let request_id = RequestId::of(req.headers());
+        // At ERROR level so that it is enabled whenever any line of the request is:
+        // whatever the filter, the request's lines carry its id.
+        let span = tracing::error_span!(
+            target: "wfs::request",
+            "request",
+            request_id = %request_id.as_str()
+        );
+        // A cheap clone, kept for the metrics and the panic line.
+        let method = req.method().clone();
+        Box::pin(
+            async move {
+                let mut seen = Seen::default();
+                let outcome = CatchPanic::new(shared.serve(req, &mut seen)).await;
+                let mut response = match outcome {
+                    Ok(response) => response,
+                    Err(caught) => shared.panicked(&method, &seen, caught),
+                };
+                telemetry::record(seen.route, &method, response.status(), started.elapsed());
+                let headers = response.headers_mut();
+                headers.insert(X_REQUEST_ID, request_id.into_header_value());
+                if let Some(standing) = seen.standing {
+                    shared.auth.write_rate_limit_headers(standing, headers);
+                }
+                Ok(response)
+            }
+            .instrument(span),
+        )
+    }
+}
+
+/// What the pipeline learns about a request as it goes, for the log line, the
+/// metrics and the response headers. It lives outside the handling future, so a
+/// panic or a timeout that drops that future does not lose it.
+#[derive(Debug)]
+struct Seen {
+    /// The route template, or [`telemetry::UNMATCHED_ROUTE`].
+    route: &'static str,
+    /// The API key that authenticated the request.
+    key_id: Option<ApiKeyId>,
+    /// Where that key stands against the rate limit, when one is set.
+    standing: Option<Standing>,
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Self {
+            route: telemetry::UNMATCHED_ROUTE,
+            key_id: None,
+            standing: None,
+        }
     }
 }
 
@@ -105,21 +160,17 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 impl Shared {
     /// The answer to a request whose handling panicked: 500 with the error body, and
     /// one ERROR line naming the route template (never the raw path or its ids).
-    fn panicked(&self, method: &Method, uri: &http::Uri, caught: Caught) -> Response<ResponseBody> {
-        let route = self
-            .router
-            .at(method, uri.path())
-            .map_or("(no route)", |m| m.route.path);
+    fn panicked(&self, method: &Method, seen: &Seen, caught: Caught) -> Response<ResponseBody> {
         tracing::error!(
             target: "wfs::request",
-            method = %method, route, status = 500,
+            method = %method, route = seen.route, status = 500,
             panic = %caught.message, at = %caught.location,
             "request panicked"
         );
         ApiError::internal(caught.message).into_response()
     }
 
-    async fn serve<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    async fn serve<B>(&self, req: Request<B>, seen: &mut Seen) -> Response<ResponseBody>
     where
         B: http_body::Body + Send + 'static,
         B::Data: Send,
@@ -128,18 +179,15 @@ impl Shared {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let mut key_id = None;
         let mut held = HeldKey {
             wfs: &self.wfs,
             lock: None,
         };
         let answer = match self.config.request_timeout {
-            Some(limit) => {
-                tokio::time::timeout(limit, self.respond(req, &mut key_id, &mut held.lock))
-                    .await
-                    .unwrap_or_else(|_| Err(ApiError::timed_out(limit)))
-            }
-            None => self.respond(req, &mut key_id, &mut held.lock).await,
+            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen, &mut held.lock))
+                .await
+                .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
+            None => self.respond(req, seen, &mut held.lock).await,
         };
         // A key still held was not settled with an answer (a timeout, a 5xx): free it
         // before answering, so an immediate retry runs afresh.
@@ -163,7 +211,7 @@ impl Shared {
             path = %path,
             status = response.status().as_u16(),
             latency_us = started.elapsed().as_micros() as u64,
-            key_id = key_id.map(|k: ApiKeyId| k.to_string()).unwrap_or_default(),
+            key_id = seen.key_id.map(|k: ApiKeyId| k.to_string()).unwrap_or_default(),
         );
         response
     }
@@ -171,7 +219,7 @@ impl Shared {
     async fn respond<B>(
         &self,
         req: Request<B>,
-        key_id: &mut Option<ApiKeyId>,
+        seen: &mut Seen,
         held: &mut Option<IdempotencyLock>,
     ) -> Result<Reply, ApiError>
     where
@@ -180,13 +228,26 @@ impl Shared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
-        let matched = self.router.at(&parts.method, parts.uri.path())?;
+        let matched = match self.router.at(&parts.method, parts.uri.path()) {
+            Ok(matched) => matched,
+            Err(refused) => {
+                // A 405 still names its path's template.
+                if let Some(template) = self.router.template(parts.uri.path()) {
+                    seen.route = template;
+                }
+                return Err(refused);
+            }
+        };
         let route = matched.route;
+        seen.route = route.path;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
-        let caller = self.auth.authenticate(route.access, &parts).await?;
+        let caller = self
+            .auth
+            .authenticate(route.access, &parts, &mut seen.standing)
+            .await?;
         if let Caller::Key(key) = &caller {
-            *key_id = Some(key.key_id);
+            seen.key_id = Some(key.key_id);
         }
         let idempotency_key = idempotency_key(route, &caller, &parts.headers)?;
         let body = if parts.method == Method::GET {
@@ -200,6 +261,7 @@ impl Shared {
             id: matched.id,
             sub_id: matched.sub_id,
             query: parts.uri.query(),
+            headers: &parts.headers,
             body: &body,
             // Only sign-in (public) needs it: key routes resolved it while authenticating.
             client_ip: if route.access == Access::Public {

@@ -120,6 +120,15 @@ impl Store {
             .map_err(Error::from)
     }
 
+    /// The names of the migrations [`Store::migrate`] would apply, in order.
+    pub async fn pending_migrations(&self) -> Result<Vec<String>> {
+        Ok(migration::Migrator::get_pending_migrations(&self.db)
+            .await?
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect())
+    }
+
     /// The pool, for reads.
     pub fn conn(&self) -> &DatabaseConnection {
         &self.db

@@ -12,7 +12,7 @@ use crate::domain::scope::ScopeSet;
 use crate::domain::validate::required_text;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{ApiKeyId, CompanyId};
-use crate::persistence::entity::api_key;
+use crate::persistence::entity::{api_key, company};
 use crate::persistence::repo::{find_owned, owned_by};
 use crate::principal::{AdminPrincipal, KeyPrincipal};
 use chrono::{DateTime, Utc};
@@ -249,6 +249,37 @@ impl Wfs {
         admin: AdminPrincipal,
         input: NewApiKey,
     ) -> Result<IssuedKey> {
+        self.issue_api_key(conn, admin.company_id, Some(admin.user_id), input)
+            .await
+    }
+
+    /// Creates a key for `company` with no signed-in admin behind it (an operator's
+    /// command line, a host provisioning its tenants) and returns its secret, once.
+    /// The input is validated exactly as [`Wfs::create_api_key`] validates it.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] (`Company`) for an unknown company; otherwise as
+    /// [`Wfs::create_api_key`].
+    pub async fn create_company_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        input: NewApiKey,
+    ) -> Result<IssuedKey> {
+        company::Entity::find_by_id(company.0)
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Company"))?;
+        self.issue_api_key(conn, company, None, input).await
+    }
+
+    async fn issue_api_key(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        created_by: Option<crate::ids::UserId>,
+        input: NewApiKey,
+    ) -> Result<IssuedKey> {
         let name = required_text("name", &input.name, 200)?;
         let scopes = ScopeSet::from_request(input.scopes.as_deref())?;
         let allowed_ips = IpAllowlist::parse(&input.allowed_ips)?;
@@ -256,8 +287,8 @@ impl Wfs {
             return Err(Error::invalid_field("expiresAt", "must be in the future"));
         }
         let new = KeyRow {
-            company: admin.company_id,
-            created_by: Some(admin.user_id),
+            company,
+            created_by,
             name,
             scopes: Some(scopes),
         };

@@ -34,8 +34,8 @@ use crate::persistence::entity::outbox;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -199,6 +199,20 @@ impl Wfs {
             }
         }
         Ok(report)
+    }
+
+    /// Messages still to be sent: unsent, with tries left (due now or later). Rows
+    /// given up after [`MAX_ATTEMPTS`] are not counted. For monitoring (the reference
+    /// server's `wfs_outbox_pending` gauge).
+    ///
+    /// # Errors
+    /// Only store failures.
+    pub async fn outbox_pending(&self) -> Result<u64> {
+        Ok(outbox::Entity::find()
+            .filter(outbox::Column::SentAt.is_null())
+            .filter(outbox::Column::Attempts.lt(MAX_ATTEMPTS))
+            .count(self.store().conn())
+            .await?)
     }
 
     /// Moves a due row's `next_attempt_at` from `seen_at` to the end of a new lease;

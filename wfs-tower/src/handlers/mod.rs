@@ -4,12 +4,11 @@
 //! and the code behind it cannot drift apart; [`routes`] merges the tables.
 
 /// A route table entry: `route!(GET "/path", access, handler_fn)`, optionally with a
-/// body limit. The handler's name becomes the `operationId`.
+/// body limit, or marked `undocumented` (left out of the OpenAPI document: the API
+/// reference's page and assets, which are not operations of the API). The handler's
+/// name becomes the `operationId`.
 macro_rules! route {
-    ($method:ident $path:literal, $access:expr, $handler:ident) => {
-        route!($method $path, $access, $handler, crate::handlers::BODY_LIMIT)
-    };
-    ($method:ident $path:literal, $access:expr, $handler:ident, $limit:expr) => {
+    (@entry $method:ident $path:literal, $access:expr, $handler:ident, $limit:expr, $documented:literal) => {
         crate::handlers::Route {
             operation_id: stringify!($handler),
             method: http::Method::$method,
@@ -23,11 +22,22 @@ macro_rules! route {
                 }
                 boxed
             },
+            documented: $documented,
         }
+    };
+    ($method:ident $path:literal, $access:expr, $handler:ident, undocumented) => {
+        route!(@entry $method $path, $access, $handler, crate::handlers::BODY_LIMIT, false)
+    };
+    ($method:ident $path:literal, $access:expr, $handler:ident) => {
+        route!(@entry $method $path, $access, $handler, crate::handlers::BODY_LIMIT, true)
+    };
+    ($method:ident $path:literal, $access:expr, $handler:ident, $limit:expr) => {
+        route!(@entry $method $path, $access, $handler, $limit, true)
     };
 }
 
 pub(crate) mod auth;
+mod docs;
 pub(crate) mod job_roles;
 pub(crate) mod locations;
 pub(crate) mod meta;
@@ -55,6 +65,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) sub_id: Option<&'a str>,
     /// The raw query string.
     pub(crate) query: Option<&'a str>,
+    /// The request's headers (conditional requests on the API reference's assets).
+    pub(crate) headers: &'a http::HeaderMap,
     pub(crate) body: &'a [u8],
     /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle; set
     /// on public routes only.

@@ -28,6 +28,9 @@ pub(crate) struct Route {
     pub(crate) access: Access,
     pub(crate) body_limit: usize,
     pub(crate) handler: Handler,
+    /// Whether the OpenAPI document describes it: `false` only for the routes that
+    /// are not part of the API itself (the interactive reference's page and assets).
+    pub(crate) documented: bool,
 }
 
 impl std::fmt::Debug for Route {

@@ -395,6 +395,16 @@ impl Worker {
                 .await?;
         }
         tx.commit().await?;
+        // Counted once recorded, so a batch that failed to commit is counted when it
+        // is attempted again.
+        for done in batch {
+            let outcome = match done.outcome {
+                Outcome::Delivered(_) => "delivered",
+                Outcome::Failed { .. } => "failed",
+                Outcome::Gone => "gone",
+            };
+            metrics::counter!("wfs_webhook_deliveries_total", "outcome" => outcome).increment(1);
+        }
         Ok(())
     }
 

@@ -1,0 +1,116 @@
+//! `X-Request-Id`: one identifier per request, echoed on its response and carried by
+//! its log lines.
+//!
+//! A caller's (or an upstream proxy's) id is kept when it is 1 to 128 visible ASCII
+//! characters (`0x21`-`0x7E`: no space, no control character), so a request can be
+//! followed across hops; anything else is replaced by a fresh UUIDv4, never echoed,
+//! so a log line or a response header cannot be forged or split through it.
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// The header, in both directions.
+pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The longest id taken from a request.
+const MAX_LEN: usize = 128;
+
+/// The id of one request.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestId(HeaderValue);
+
+impl RequestId {
+    /// The request's own id when it is acceptable, else a new one.
+    pub(crate) fn of(headers: &HeaderMap) -> Self {
+        headers
+            .get(X_REQUEST_ID)
+            .filter(|v| is_acceptable(v.as_bytes()))
+            .map_or_else(Self::generate, |v| Self(v.clone()))
+    }
+
+    /// A new UUIDv4, hyphenated.
+    fn generate() -> Self {
+        let mut buf = uuid::Uuid::encode_buffer();
+        let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+        Self(HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("-")))
+    }
+
+    /// The id as text (always ASCII).
+    pub(crate) fn as_str(&self) -> &str {
+        self.0.to_str().unwrap_or_default()
+    }
+
+    /// The value of the response header.
+    pub(crate) fn into_header_value(self) -> HeaderValue {
+        self.0
+    }
+}
+
+/// 1 to 128 bytes, each visible ASCII.
+fn is_acceptable(value: &[u8]) -> bool {
+    (1..=MAX_LEN).contains(&value.len()) && value.iter().all(|b| (0x21..=0x7e).contains(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn from(value: &[u8]) -> RequestId {
+        let mut headers = HeaderMap::new();
+        headers.insert(X_REQUEST_ID, HeaderValue::from_bytes(value).unwrap());
+        RequestId::of(&headers)
+    }
+
+    fn is_generated(id: &RequestId) -> bool {
+        uuid::Uuid::parse_str(id.as_str()).is_ok_and(|u| u.get_version_num() == 4)
+    }
+
+    #[test]
+    fn a_visible_ascii_id_up_to_128_characters_is_kept() {
+        for kept in [
+            "a",
+            "req-42",
+            "~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}",
+            &"x".repeat(128),
+        ] {
+            assert_eq!(from(kept.as_bytes()).as_str(), kept);
+        }
+    }
+
+    #[test]
+    fn anything_else_is_replaced_by_a_uuid() {
+        for replaced in [
+            &b""[..],
+            &[b'x'; 129],
+            b"two words",
+            b"tab\there",
+            b"caf\xc3\xa9",
+        ] {
+            let id = from(replaced);
+            assert!(is_generated(&id), "{replaced:?} -> {}", id.as_str());
+        }
+        assert!(is_generated(&RequestId::of(&HeaderMap::new())));
+    }
+
+    #[test]
+    fn generated_ids_differ() {
+        let headers = HeaderMap::new();
+        assert_ne!(
+            RequestId::of(&headers).as_str(),
+            RequestId::of(&headers).as_str()
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn the_id_is_always_a_valid_visible_header_value(value in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(v) = HeaderValue::from_bytes(&value) {
+                let mut headers = HeaderMap::new();
+                headers.insert(X_REQUEST_ID, v);
+                let id = RequestId::of(&headers);
+                prop_assert!(is_acceptable(id.as_str().as_bytes()));
+                prop_assert!(id.as_str().as_bytes() == value.as_slice() || is_generated(&id));
+            }
+        }
+    }
+}
