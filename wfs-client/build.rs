@@ -1,4 +1,9 @@
-//! Generates the typed client from the workspace's `openapi.yaml`.
+//! Generates the typed client from `openapi.yaml`.
+//!
+//! It reads the package's own copy, `wfs-client/openapi.yaml`, so that the published
+//! crate builds on its own. The copy must equal the workspace's `openapi.yaml` (what the
+//! server emits): `tests/openapi_copy.rs` fails while they differ, and a build in the
+//! workspace warns. Refresh it with `cp openapi.yaml wfs-client/openapi.yaml`.
 //!
 //! The document is what the server's utoipa annotations emit (OpenAPI 3.1). progenitor
 //! only reads 3.0, so it is first downgraded (see `build/downgrade.rs`), then handed to
@@ -17,7 +22,10 @@ use std::{env, fs, path::PathBuf};
 
 use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
 
-const SPEC: &str = "../openapi.yaml";
+/// The package's copy of the document, read by this build.
+const SPEC: &str = "openapi.yaml";
+/// The workspace's document, absent from the published package.
+const WORKSPACE_SPEC: &str = "../openapi.yaml";
 
 /// Schemas mapped to hand-written types instead of generated ones: (schema name, Rust
 /// path). The generated code names the path, and `wfs_client::types` re-exports it.
@@ -38,6 +46,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build/downgrade.rs");
 
     let yaml = fs::read_to_string(SPEC).unwrap_or_else(|e| panic!("cannot read {SPEC}: {e}"));
+    warn_if_stale(&yaml);
     let mut doc: serde_json::Value =
         yaml_serde::from_str(&yaml).unwrap_or_else(|e| panic!("{SPEC} is not YAML: {e}"));
     for (schema, _) in REPLACED {
@@ -78,4 +87,21 @@ fn main() {
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     fs::write(out.join("codegen.rs"), code).expect("cannot write codegen.rs");
+}
+
+/// In the workspace, warns when the copy differs from the workspace's document (the
+/// test `openapi_copy` fails then too). The published package has no such file.
+fn warn_if_stale(copy: &str) {
+    let Ok(workspace) = fs::read_to_string(WORKSPACE_SPEC) else {
+        return;
+    };
+    // Only a file that exists: a missing one would rerun this script on every build.
+    println!("cargo:rerun-if-changed={WORKSPACE_SPEC}");
+    if workspace != copy {
+        println!(
+            "cargo:warning=wfs-client/{SPEC} differs from the workspace's openapi.yaml: \
+             the client is generated from the copy. Refresh it with \
+             `cp openapi.yaml wfs-client/openapi.yaml`"
+        );
+    }
 }

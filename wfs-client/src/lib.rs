@@ -1,7 +1,7 @@
 //! Typed Rust client for the wfs workforce scheduling API.
 //!
 //! The request and response types and a low-level client are generated at build time
-//! by [progenitor](https://docs.rs/progenitor) from the workspace's `openapi.yaml`, the
+//! by [progenitor](https://docs.rs/progenitor) from its own copy of `openapi.yaml` (`wfs-client/openapi.yaml`, kept identical to the workspace's by a test), the
 //! document the server's own annotations emit, so the client cannot drift from the
 //! server. On top sits the layer integrators use:
 //!

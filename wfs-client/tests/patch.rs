@@ -250,10 +250,10 @@ fn keep_alone_is_not_serialized_as_null() {
     assert_eq!(Patch::<String>::default(), Patch::Keep);
 }
 
-/// The properties of a schema of `openapi.yaml`, and those of them that are nullable
-/// (`type: [T, 'null']`).
+/// The properties of a schema of `openapi.yaml` (the package's copy, which `build.rs`
+/// generates from), and those of them that are nullable (`type: [T, 'null']`).
 fn schema_properties(name: &str) -> (BTreeSet<String>, BTreeSet<String>) {
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../openapi.yaml");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.yaml");
     let text = std::fs::read_to_string(spec).expect("read openapi.yaml");
     let doc: Value = yaml_serde::from_str(&text).expect("openapi.yaml is YAML");
     let schema = &doc["components"]["schemas"][name];
