@@ -548,7 +548,16 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<()> {
-        let found = self.find_endpoint(conn, company, id).await?;
+        // The endpoint row first, as the worker locks it before its deliveries: the
+        // same order everywhere, so a delete and a claim never deadlock.
+        let found = locked(
+            conn,
+            owned_by::<webhook_endpoint::Entity>(company)
+                .filter(webhook_endpoint::Column::Id.eq(id.0)),
+        )
+        .one(conn)
+        .await?
+        .ok_or(Error::not_found("Webhook endpoint"))?;
         webhook_delivery::Entity::delete_many()
             .filter(webhook_delivery::Column::EndpointId.eq(found.id))
             .exec(conn)

@@ -390,6 +390,22 @@ impl Worker {
 
     async fn record_all(&self, batch: &[Attempted]) -> Result<()> {
         let tx = self.wfs.store().begin().await?;
+        // The endpoint rows first, in id order, before any delivery row: the order the
+        // claim and endpoint deletion take too, so they never deadlock on PostgreSQL.
+        let mut endpoints: Vec<Uuid> = batch.iter().map(|done| done.claim.endpoint).collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        if tx.get_database_backend() == DatabaseBackend::Postgres {
+            webhook_endpoint::Entity::find()
+                .select_only()
+                .column(webhook_endpoint::Column::Id)
+                .filter(webhook_endpoint::Column::Id.is_in(endpoints))
+                .order_by_asc(webhook_endpoint::Column::Id)
+                .lock_exclusive()
+                .into_tuple::<Uuid>()
+                .all(&*tx)
+                .await?;
+        }
         for done in batch {
             self.record(&tx, &done.claim, done.started, done.outcome.clone())
                 .await?;
