@@ -4,6 +4,7 @@
 
 pub mod credentials;
 pub mod idempotency;
+pub mod json;
 pub mod membership;
 pub mod scope;
 pub mod shift;

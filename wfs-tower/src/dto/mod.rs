@@ -13,16 +13,8 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
-use serde::Serializer;
-
-/// Writes whole numbers without a fraction (`40`, not `40.0`).
-pub(crate) fn number<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_i64(*v as i64),
-        Some(v) => s.serialize_f64(*v),
-        None => s.serialize_none(),
-    }
-}
+/// Whole numbers without a fraction, as in webhook payloads.
+pub(crate) use wfs_core::domain::json::whole_number as number;
 
 /// A PATCH field that may be left out but not cleared: `null` is a 400 naming it.
 pub(crate) fn not_null<T>(

@@ -6,6 +6,7 @@
 //! API tests compare the two), and like them it carries no personal data.
 
 use crate::Wfs;
+use crate::domain::json::whole_number;
 use crate::domain::webhook::{DeliveryStatus, EventType, Subscription};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
@@ -17,16 +18,7 @@ use crate::service::shifts::{Shift, Slot};
 use crate::service::staff::StaffMember;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
-use serde::{Serialize, Serializer};
-
-/// Writes whole numbers without a fraction (`40`, not `40.0`), as the read routes do.
-fn number<S: Serializer>(value: &Option<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
-    match value {
-        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_i64(*v as i64),
-        Some(v) => s.serialize_f64(*v),
-        None => s.serialize_none(),
-    }
-}
+use serde::Serialize;
 
 /// The body every delivery of an event sends.
 #[derive(Serialize)]
@@ -109,7 +101,7 @@ pub(crate) struct SlotData {
     day_of_week: i16,
     max_staff_required: i32,
     time_zone: String,
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "whole_number")]
     hours: Option<f64>,
     shift_name: String,
     shift_color: String,
@@ -181,7 +173,7 @@ impl From<&StaffMember> for StaffData {
 pub(crate) struct JobRoleData {
     id: String,
     title: String,
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "whole_number")]
     weekly_hours: Option<f64>,
 }
 
@@ -203,9 +195,9 @@ pub(crate) struct LocationData {
     name: String,
     city: Option<String>,
     state: Option<String>,
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "whole_number")]
     latitude: Option<f64>,
-    #[serde(serialize_with = "number")]
+    #[serde(serialize_with = "whole_number")]
     longitude: Option<f64>,
     hexcode: String,
     symbol: String,
