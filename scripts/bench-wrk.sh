@@ -1,43 +1,150 @@
 #!/usr/bin/env bash
-# Side by side over loopback with wrk: a bare hyper hello-world, then an authenticated
-# GET /external/v1/job-roles on the release wfs-server (SQLite). Prints both and the ratio.
-# Usage: scripts/bench-wrk.sh [duration, default 10s] [connections, default 64]
+# Every row of the performance table in one run, side by side over loopback with wrk
+# (release builds, `wrk -t1 -c32 -d5s` unless told otherwise):
+#
+#   - authenticated GET /external/v1/job-roles (10 roles), SQLite and PostgreSQL;
+#   - idempotent POST /external/v1/job-roles (a new Idempotency-Key per request),
+#     SQLite and PostgreSQL;
+#
+# each as a ratio to a bare hyper hello-world measured just before it, in this run.
+# Also the server's RSS (VmHWM) after a read run at 64 connections, and, unless
+# WFS_BENCH_SKIP_HOURS=1, /hours for 31 days over 1,000,000 shifts on both
+# databases (cargo bench --bench hours).
+#
+# PostgreSQL is a throwaway cluster started here on a loopback port with its DEFAULT
+# durability settings (fsync, synchronous_commit, full_page_writes all on) and
+# stopped by its PID. SQLite runs as the server runs it (WAL, synchronous=NORMAL).
+#
+# Usage: scripts/bench-wrk.sh [duration, default 5s] [connections, default 32]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=${1:-10s}
-CONNS=${2:-64}
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+DURATION=${1:-5s}
+CONNS=${2:-32}
+need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null; }; }
+need wrk wrk
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+}
 cargo build --release -q -p wfs-server && cargo build --release -q --example hello_hyper
 
-WORK=$(mktemp -d)
-cleanup() { kill "${HELLO_PID:-}" "${SERVER_PID:-}" 2>/dev/null || true; rm -rf "$WORK"; }
+WORK=$(mktemp -d /tmp/wfs-bench.XXXXXX)
+PGPID=
+SERVER_PID=
+HELLO_PID=
+cleanup() {
+  kill "$HELLO_PID" "$SERVER_PID" 2>/dev/null || true
+  if [ -n "$PGPID" ]; then
+    kill -INT "$PGPID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$PGPID" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
-DB="sqlite://$WORK/bench.db?mode=rwc"
 export WFS_JWT_SECRET=bench-secret-bench-secret-bench-secret
+HELLO=127.0.0.1:18081
+API=127.0.0.1:18080
 
-target/release/examples/hello_hyper 127.0.0.1:18081 >/dev/null &
+target/release/examples/hello_hyper "$HELLO" >/dev/null &
 HELLO_PID=$!
-target/release/wfs-server create-admin --database-url "$DB" --company Bench \
-  --email bench@bench.test --password bench-password >/dev/null
-RUST_LOG=warn target/release/wfs-server serve --database-url "$DB" --bind 127.0.0.1:18080 &
-SERVER_PID=$!
-for _ in $(seq 50); do curl -sf localhost:18080/healthz >/dev/null && break; sleep 0.1; done
 
-TOKEN=$(curl -sf -X POST localhost:18080/external/v1/auth/signin \
-  -d '{"email":"bench@bench.test","password":"bench-password"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])')
-KEY=$(curl -sf -X POST localhost:18080/external/v1/auth/keys -H "Authorization: Bearer $TOKEN" \
-  -d '{"name":"bench","scopes":["workforce:read","workforce:write"]}')
-CID=$(echo "$KEY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientId"])')
-SEC=$(echo "$KEY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientSecret"])')
-for i in $(seq -w 1 20); do
-  curl -sf -X POST localhost:18080/external/v1/job-roles -H "x-api-key: $CID" -H "x-api-secret: $SEC" \
-    -H "Idempotency-Key: bench-role-$i" -d "{\"title\":\"Role $i\",\"weeklyHours\":38}" >/dev/null
-done
+# A throwaway PostgreSQL with default durability.
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+PGPORT=${WFS_BENCH_PGPORT:-55460}
+run_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+mkdir -p "$WORK/pg"
+[ "$(id -u)" = 0 ] && chown postgres:postgres "$WORK/pg"
+chmod 700 "$WORK/pg"
+run_pg "$PGBIN/initdb" -D "$WORK/pg/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+run_pg "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/server.log" -w \
+  -o "-p $PGPORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+PGPID=$(head -1 "$WORK/pg/data/postmaster.pid")
+PG_URL="postgres://postgres@127.0.0.1:$PGPORT/postgres"
 
-rps() { awk '/Requests\/sec/ {print $2}'; }
-echo "== hello world (bare hyper)"
-HELLO=$(wrk -t2 -c"$CONNS" -d"$DURATION" http://127.0.0.1:18081/ | tee /dev/stderr | rps)
-echo "== authenticated GET /external/v1/job-roles (20 roles)"
-WFS=$(wrk -t2 -c"$CONNS" -d"$DURATION" -H "x-api-key: $CID" -H "x-api-secret: $SEC" \
-  http://127.0.0.1:18080/external/v1/job-roles | tee /dev/stderr | rps)
-python3 -c "print(f'hello {float(\"$HELLO\"):.0f} req/s, wfs {float(\"$WFS\"):.0f} req/s, ratio {float(\"$WFS\")/float(\"$HELLO\"):.2f}')"
+# Requests/s of a wrk run; a run with any non-2xx answer or socket error stops the bench.
+rps() {
+  local out; out=$(cat)
+  if grep -qE 'Non-2xx|Socket errors' <<<"$out"; then
+    echo "a run had failures:" >&2; echo "$out" >&2; exit 1
+  fi
+  awk '/Requests\/sec/ {print $2}' <<<"$out"
+}
+hello() { wrk -t1 -c"$CONNS" -d"$DURATION" "http://$HELLO/" | rps; }
+ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
+json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# The idempotent write: a new Idempotency-Key per request, unique to this run.
+cat >"$WORK/post.lua" <<LUA
+local n = 0
+local prefix = "bench-$$-" .. tostring(os.time()) .. "-"
+wrk.method = "POST"
+wrk.body = '{"title":"Bench role","weeklyHours":38}'
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  n = n + 1
+  wrk.headers["Idempotency-Key"] = prefix .. n
+  return wrk.format()
+end
+LUA
+
+ROWS=()
+row() { ROWS+=("$(printf '| %-44s | %10.0f | %10.0f | %6s |' "$1" "$2" "$3" "$(ratio "$2" "$3")")"); }
+
+bench_backend() { # name database-url
+  local name=$1 db=$2
+  target/release/wfs-server migrate --database-url "$db" >/dev/null
+  target/release/wfs-server create-admin --database-url "$db" --company Bench \
+    --email "bench-$name@bench.test" --password bench-password >/dev/null
+  RUST_LOG=warn target/release/wfs-server serve --database-url "$db" --bind "$API" &
+  SERVER_PID=$!
+  for _ in $(seq 100); do curl -sf "$API/healthz" >/dev/null && break; sleep 0.1; done
+  local token key cid sec
+  token=$(curl -sf -X POST "$API/external/v1/auth/signin" -H 'content-type: application/json' \
+    -d "{\"email\":\"bench-$name@bench.test\",\"password\":\"bench-password\"}" | json_field accessToken)
+  key=$(curl -sf -X POST "$API/external/v1/auth/keys" -H "Authorization: Bearer $token" \
+    -H 'content-type: application/json' \
+    -d '{"name":"bench","scopes":["workforce:read","workforce:write"]}')
+  cid=$(echo "$key" | json_field clientId)
+  sec=$(echo "$key" | json_field clientSecret)
+  for i in $(seq -w 1 10); do
+    curl -sf -X POST "$API/external/v1/job-roles" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
+      -H 'content-type: application/json' -H "Idempotency-Key: seed-$name-$i" \
+      -d "{\"title\":\"Role $i\",\"weeklyHours\":38}" >/dev/null
+  done
+  local h w
+  wrk -t1 -c"$CONNS" -d1s -H "x-api-key: $cid" -H "x-api-secret: $sec" "http://$API/external/v1/job-roles" >/dev/null
+  h=$(hello)
+  w=$(wrk -t1 -c"$CONNS" -d"$DURATION" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
+    "http://$API/external/v1/job-roles" | rps)
+  row "authenticated GET /job-roles (10 roles), $name" "$w" "$h"
+  wrk -t1 -c64 -d"$DURATION" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
+    "http://$API/external/v1/job-roles" >/dev/null
+  RSS+=("$name: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$SERVER_PID/status) peak RSS after the read run at 64 connections")
+  h=$(hello)
+  w=$(wrk -t1 -c"$CONNS" -d"$DURATION" -s "$WORK/post.lua" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
+    "http://$API/external/v1/job-roles" | rps)
+  row "idempotent POST /job-roles, $name" "$w" "$h"
+  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+RSS=()
+bench_backend SQLite "sqlite://$WORK/bench.db?mode=rwc"
+bench_backend PostgreSQL "$PG_URL"
+
+echo
+echo "wrk -t1 -c$CONNS -d$DURATION, ratio to a bare hyper hello-world measured just before each row"
+printf '| %-44s | %10s | %10s | %6s |\n' "path" "wfs req/s" "hello req/s" "ratio"
+printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "------------" "------------" "--------"
+printf '%s\n' "${ROWS[@]}"
+echo
+printf '%s\n' "${RSS[@]}"
+
+if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
+  echo
+  echo "/hours, 31 days over 1,000,000 shifts (cargo bench --bench hours):"
+  kill "$HELLO_PID"; HELLO_PID=
+  echo "SQLite:"
+  cargo bench -q --bench hours 2>/dev/null | grep -E "hours|median|p95" || true
+  echo "PostgreSQL:"
+  WFS_BENCH_DATABASE_URL="$PG_URL" cargo bench -q --bench hours 2>/dev/null | grep -E "hours|median|p95" || true
+fi

@@ -38,6 +38,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod cache;
 pub mod clock;
 pub mod domain;
 pub mod error;

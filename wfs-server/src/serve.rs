@@ -34,12 +34,17 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) struct Listeners {
     api: TcpListener,
     metrics: Option<(TcpListener, Metrics)>,
+    /// The API's settings, checked before anything was bound.
+    config: Config,
 }
 
 impl Listeners {
-    /// Binds `--bind` and, when set, `--metrics-bind` (installing the metrics
-    /// recorder); an error names the address and the setting.
+    /// Checks the API's settings (a `--redis-url` that cannot work fails the start
+    /// here, before anything is bound), then binds `--bind` and, when set,
+    /// `--metrics-bind` (installing the metrics recorder); an error names the address
+    /// or value and the setting.
     pub(crate) async fn bind(args: &ServeArgs) -> Result<Self, BoxError> {
+        let config = api_config(args)?;
         let api = bind(args.bind, "--bind / WFS_BIND").await?;
         tracing::info!(address = %api.local_addr()?, "listening");
         let metrics = match args.metrics_bind {
@@ -54,13 +59,62 @@ impl Listeners {
             }
             None => None,
         };
-        Ok(Self { api, metrics })
+        Ok(Self {
+            api,
+            metrics,
+            config,
+        })
     }
 
     /// The API listener's address (the port chosen for `--bind 127.0.0.1:0`).
     pub(crate) fn api_addr(&self) -> std::io::Result<SocketAddr> {
         self.api.local_addr()
     }
+}
+
+/// The API's settings from the flags; a Redis URL that cannot work fails the start
+/// (exit 1), naming the flag and never the password. Connects to nothing: a Redis
+/// that does not answer yet only makes the limit per server until it does.
+fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
+    let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
+        per_second,
+        burst: args
+            .rate_limit_burst
+            .and_then(NonZeroU32::new)
+            .unwrap_or(per_second),
+    });
+    let config = Config {
+        trusted_proxies: args.trusted_proxies.clone(),
+        rate_limit,
+        request_timeout: Some(args.request_timeout),
+        redis_url: args.redis_url.clone(),
+        redis_timeout: args.redis_timeout,
+    };
+    config.validate().map_err(|err| {
+        let flag = match err.setting() {
+            "redis_url" => "--redis-url / WFS_REDIS_URL",
+            "redis_timeout" => "--redis-timeout / WFS_REDIS_TIMEOUT",
+            other => other,
+        };
+        format!("{flag}: {}", err.reason())
+    })?;
+    match (&config.rate_limit, &config.redis_url) {
+        (Some(limit), None) => tracing::info!(
+            per_second = limit.per_second,
+            burst = limit.burst,
+            "rate limit per API key, counted in this server only (--redis-url shares it)"
+        ),
+        (Some(limit), Some(_)) => tracing::info!(
+            per_second = limit.per_second,
+            burst = limit.burst,
+            "rate limit per API key, shared through Redis"
+        ),
+        (None, Some(_)) => tracing::warn!(
+            "--redis-url is set but --rate-limit is 0 (unlimited): Redis is not used"
+        ),
+        (None, None) => {}
+    }
+    Ok(config)
 }
 
 async fn bind(addr: SocketAddr, setting: &str) -> Result<TcpListener, BoxError> {
@@ -82,23 +136,12 @@ pub(crate) async fn run(
     mailer: Arc<dyn Mailer>,
     ready: Option<Ready>,
 ) -> Result<(), BoxError> {
-    let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
-        per_second,
-        burst: args
-            .rate_limit_burst
-            .and_then(NonZeroU32::new)
-            .unwrap_or(per_second),
-    });
-    let config = Config {
-        trusted_proxies: args.trusted_proxies.clone(),
-        rate_limit,
-        request_timeout: Some(args.request_timeout),
-    };
-    let api = WfsService::with_config(wfs.clone(), config);
     let Listeners {
         api: listener,
         metrics,
+        config,
     } = listeners;
+    let api = WfsService::with_config(wfs.clone(), config);
     let (stop_metrics, metrics_stopped) = watch::channel(false);
     let metrics = metrics.map(|(listener, metrics)| {
         tokio::spawn(serve_metrics(

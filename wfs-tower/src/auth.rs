@@ -74,7 +74,9 @@ impl Authenticator {
         Self {
             wfs,
             trusted_proxies: config.trusted_proxies.clone(),
-            limiter: config.rate_limit.map(KeyLimiter::new),
+            limiter: config
+                .rate_limit
+                .map(|limit| KeyLimiter::new(limit, config)),
             touched: Mutex::new(HashMap::new()),
         }
     }
@@ -130,7 +132,7 @@ impl Authenticator {
                     ));
                 }
                 if let Some(limiter) = &self.limiter {
-                    match limiter.check(&key.key_id) {
+                    match limiter.check(&key.key_id).await {
                         Ok(now) => *standing = Some(now),
                         Err((now, wait)) => {
                             *standing = Some(now);

@@ -1,9 +1,9 @@
 //! The per-key rate limit, and the IETF RateLimit header fields
 //! (draft-ietf-httpapi-ratelimit-headers) that tell a key where it stands.
 //!
-//! The limiter is governor's GCRA, keyed by API key: a steady `per_second` rate with
-//! a `burst` allowance. The draft describes a quota of `q` units per window of `w`
-//! seconds; the GCRA maps onto it as:
+//! The limiter is a GCRA keyed by API key: a steady `per_second` rate with a `burst`
+//! allowance. The draft describes a quota of `q` units per window of `w` seconds; the
+//! GCRA maps onto it as:
 //!
 //! - `RateLimit-Policy: "default";q=<burst>;w=<burst / per_second, rounded up>`: the
 //!   burst is the quota, and the window is the time a drained burst takes to refill,
@@ -14,18 +14,42 @@
 //!
 //! The approximation: a GCRA refills continuously, one request every
 //! `1 / per_second`, not all at once when a window ends, so a client that waits less
-//! than `t` already has some quota back. governor reports the remaining capacity in
-//! whole requests, so `t` is computed from it and may be up to one refill interval
-//! late, rounded up to whole seconds. `w` is rounded up as well.
+//! than `t` already has some quota back. The remaining capacity is counted in whole
+//! requests, so `t` is computed from it and may be up to one refill interval late,
+//! rounded up to whole seconds. `w` is rounded up as well.
+//!
+//! # Where the counts live
+//!
+//! Without [`Config::redis_url`] each process keeps its own counts (governor's keyed
+//! limiter), so behind a load balancer every server allows a key the whole limit.
+//! With it, the state of a key (its GCRA "theoretical arrival time") lives in Redis
+//! under `wfs:rl:<key id>` and one Lua script ([`redis_store`]) decides atomically
+//! on Redis's own clock, so every server sharing that Redis shares one budget per
+//! key; an idle key's entry expires once its burst has refilled. Both stores make the
+//! same GCRA decision and produce the same [`Standing`], hence the same fields.
+//!
+//! Redis may not fail a request: when it does not answer within
+//! [`Config::redis_timeout`] or answers an error, the request is decided by this
+//! process's own limiter (the same policy: a key then gets the limit per server, as
+//! without Redis), and Redis is left alone for a second before it is tried again (one
+//! request tries; the others stay local meanwhile), so an outage costs requests no
+//! waiting. Failures are counted (`wfs_rate_limit_store_errors_total`) and logged at most once a
+//! minute; the first answer after an outage is logged too.
 
-use crate::config::RateLimit;
+mod redis_store;
+
+use crate::config::{Config, RateLimit};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use http::{HeaderMap, HeaderName, HeaderValue};
+use redis_store::RedisStore;
+use std::sync::Arc;
 use std::time::Duration;
 use wfs_core::ApiKeyId;
+
+pub(crate) use redis_store::{parse_redis_url, redact_url};
 
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -39,55 +63,118 @@ pub(crate) struct Standing {
     reset: Duration,
 }
 
+/// A limiter's answer: `Ok` with the key's standing after the request, or `Err` with
+/// its standing and the wait before a request is allowed again.
+pub(crate) type Verdict = Result<Standing, (Standing, Duration)>;
+
+/// The GCRA's parameters, and the arithmetic from a decision to a [`Standing`] that
+/// both stores share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Gcra {
+    burst: u32,
+    /// The time one request's worth of quota takes to come back.
+    interval: Duration,
+}
+
+impl Gcra {
+    /// Let through, with `remaining` further requests possible at once.
+    fn allowed(self, remaining: u32) -> Verdict {
+        let remaining = remaining.min(self.burst);
+        Ok(Standing {
+            remaining,
+            reset: self.interval * (self.burst - remaining),
+        })
+    }
+
+    /// Refused: allowed again after `wait`; the rest of the burst refills after it.
+    fn refused(self, wait: Duration) -> Verdict {
+        let standing = Standing {
+            remaining: 0,
+            reset: wait + self.interval * (self.burst - 1),
+        };
+        Err((standing, wait))
+    }
+}
+
+/// Where the counts live.
+enum Store {
+    /// In this process only.
+    Process,
+    /// In Redis, shared by every process that uses it; this process's limiter
+    /// decides while Redis does not answer.
+    Redis(Arc<RedisStore>),
+}
+
 /// The limiter of every key, with the policy it advertises.
 pub(crate) struct KeyLimiter {
-    limiter: RateLimiter<
+    /// This process's counts: the store without Redis, the fallback with it.
+    local: RateLimiter<
         ApiKeyId,
         DefaultKeyedStateStore<ApiKeyId>,
         DefaultClock,
         StateInformationMiddleware,
     >,
-    burst: u32,
-    /// The time one request's worth of quota takes to come back.
-    interval: Duration,
+    store: Store,
+    gcra: Gcra,
     /// `RateLimit-Policy`, the same on every answer.
     policy: HeaderValue,
 }
 
 impl KeyLimiter {
-    pub(crate) fn new(limit: RateLimit) -> Self {
+    /// A limiter for `limit`, keeping its counts where `config` says. It connects to
+    /// nothing yet: with Redis, the connection opens in the background (inside a Tokio
+    /// runtime) or at the first request.
+    pub(crate) fn new(limit: RateLimit, config: &Config) -> Self {
         let quota = Quota::per_second(limit.per_second).allow_burst(limit.burst);
         let burst = limit.burst.get();
         let window = whole_seconds(quota.burst_size_replenished_in()).max(1);
-        Self {
-            limiter: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+        let gcra = Gcra {
             burst,
             interval: quota.replenish_interval(),
+        };
+        let store = match &config.redis_url {
+            None => Store::Process,
+            Some(url) => match RedisStore::new(url, config.redis_timeout, gcra) {
+                Ok(store) => Store::Redis(store),
+                Err(reason) => {
+                    // Config::validate says this before a server starts; an embedder
+                    // that skipped it still gets a working (per-process) limit.
+                    tracing::error!(
+                        error = %reason,
+                        "rate limit: the Redis URL cannot be used; each process limits alone"
+                    );
+                    Store::Process
+                }
+            },
+        };
+        Self {
+            local: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            store,
+            gcra,
             policy: HeaderValue::from_str(&format!("\"default\";q={burst};w={window}"))
                 .unwrap_or_else(|_| HeaderValue::from_static("\"default\"")),
         }
     }
 
     /// Counts one request of `key`: `Ok` with its standing after it, or `Err` with
-    /// its standing and the wait before a request is allowed again.
-    pub(crate) fn check(&self, key: &ApiKeyId) -> Result<Standing, (Standing, Duration)> {
-        match self.limiter.check_key(key) {
-            Ok(snapshot) => {
-                let remaining = snapshot.remaining_burst_capacity().min(self.burst);
-                Ok(Standing {
-                    remaining,
-                    reset: self.interval * (self.burst - remaining),
-                })
-            }
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(self.limiter.clock().now());
-                // Allowed again after `wait`; the rest of the burst refills after it.
-                let standing = Standing {
-                    remaining: 0,
-                    reset: wait + self.interval * (self.burst - 1),
-                };
-                Err((standing, wait))
-            }
+    /// its standing and the wait before a request is allowed again. With Redis, this
+    /// waits at most [`Config::redis_timeout`] for it.
+    pub(crate) async fn check(&self, key: &ApiKeyId) -> Verdict {
+        if let Store::Redis(redis) = &self.store
+            && let Some(verdict) = redis.check(key).await
+        {
+            return verdict;
+        }
+        self.check_local(key)
+    }
+
+    /// Counts one request of `key` in this process's limiter.
+    fn check_local(&self, key: &ApiKeyId) -> Verdict {
+        match self.local.check_key(key) {
+            Ok(snapshot) => self.gcra.allowed(snapshot.remaining_burst_capacity()),
+            Err(not_until) => self
+                .gcra
+                .refused(not_until.wait_time_from(self.local.clock().now())),
         }
     }
 
@@ -116,10 +203,11 @@ mod tests {
     use std::num::NonZeroU32;
 
     fn limiter(per_second: u32, burst: u32) -> KeyLimiter {
-        KeyLimiter::new(RateLimit {
+        let limit = RateLimit {
             per_second: NonZeroU32::new(per_second).unwrap(),
             burst: NonZeroU32::new(burst).unwrap(),
-        })
+        };
+        KeyLimiter::new(limit, &Config::default())
     }
 
     fn fields(limiter: &KeyLimiter, standing: Standing) -> (String, String) {
@@ -129,24 +217,25 @@ mod tests {
         (get("ratelimit-policy"), get("ratelimit"))
     }
 
-    #[test]
-    fn the_policy_is_the_burst_over_the_time_it_takes_to_refill() {
+    #[tokio::test]
+    async fn the_policy_is_the_burst_over_the_time_it_takes_to_refill() {
         let l = limiter(2, 10);
-        let (policy, _) = fields(&l, l.check(&ApiKeyId::new()).unwrap());
+        let (policy, _) = fields(&l, l.check(&ApiKeyId::new()).await.unwrap());
         assert_eq!(policy, "\"default\";q=10;w=5");
         // A refill under a second still advertises a window of one.
         let l = limiter(100, 5);
-        let (policy, _) = fields(&l, l.check(&ApiKeyId::new()).unwrap());
+        let (policy, _) = fields(&l, l.check(&ApiKeyId::new()).await.unwrap());
         assert_eq!(policy, "\"default\";q=5;w=1");
     }
 
-    #[test]
-    fn remaining_counts_down_and_the_reset_grows_until_refused() {
+    #[tokio::test]
+    async fn remaining_counts_down_and_the_reset_grows_until_refused() {
         let l = limiter(1, 3);
         let key = ApiKeyId::new();
-        let seen: Vec<String> = (0..3)
-            .map(|_| fields(&l, l.check(&key).unwrap()).1)
-            .collect();
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(fields(&l, l.check(&key).await.unwrap()).1);
+        }
         assert_eq!(
             seen,
             [
@@ -155,7 +244,7 @@ mod tests {
                 "\"default\";r=0;t=3"
             ]
         );
-        let (standing, wait) = l.check(&key).unwrap_err();
+        let (standing, wait) = l.check(&key).await.unwrap_err();
         assert!(
             wait > Duration::ZERO && wait <= Duration::from_secs(1),
             "{wait:?}"
@@ -163,8 +252,68 @@ mod tests {
         assert_eq!(fields(&l, standing).1, "\"default\";r=0;t=3");
         // Another key is untouched.
         assert_eq!(
-            fields(&l, l.check(&ApiKeyId::new()).unwrap()).1,
+            fields(&l, l.check(&ApiKeyId::new()).await.unwrap()).1,
             "\"default\";r=2;t=1"
         );
+    }
+
+    #[tokio::test]
+    async fn a_redis_that_refuses_connections_leaves_the_decisions_to_the_process() {
+        // A loopback port nothing listens on: every connection is refused at once.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = Config {
+            redis_url: Some(format!("redis://127.0.0.1:{port}")),
+            redis_timeout: Duration::from_secs(5),
+            ..Config::default()
+        };
+        let limit = RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        };
+        let l = KeyLimiter::new(limit, &config);
+        assert!(matches!(l.store, Store::Redis(_)));
+        let key = ApiKeyId::new();
+        // The first request tries Redis and is decided locally; the next ones do not
+        // wait on Redis (it is left alone for a second) and count on locally.
+        assert_eq!(
+            fields(&l, l.check(&key).await.unwrap()).1,
+            "\"default\";r=1;t=1"
+        );
+        assert_eq!(
+            fields(&l, l.check(&key).await.unwrap()).1,
+            "\"default\";r=0;t=2"
+        );
+        assert!(l.check(&key).await.is_err());
+    }
+
+    #[test]
+    fn a_config_shows_its_redis_url_without_the_password() {
+        let config = Config {
+            redis_url: Some("redis://:s3cret@cache:6379".into()),
+            ..Config::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(shown.contains("redis://:***@cache:6379"), "{shown}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert_eq!(config.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_url_that_does_not_parse_leaves_the_limit_in_the_process() {
+        let config = Config {
+            redis_url: Some("http://cache:6379".into()),
+            ..Config::default()
+        };
+        let limit = RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        };
+        let l = KeyLimiter::new(limit, &config);
+        assert!(matches!(l.store, Store::Process));
+        assert!(config.validate().is_err());
     }
 }

@@ -74,14 +74,21 @@ impl SecretHash {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// The stored hex form back into a hash; `None` when malformed.
+    pub fn from_stored(stored_hex: &str) -> Option<Self> {
+        decode_hex32(stored_hex).map(Self)
+    }
+
     /// Compares against the stored hex form in constant time.
     ///
     /// A malformed stored value never matches.
     pub fn matches_stored(&self, stored_hex: &str) -> bool {
-        let Some(stored) = decode_hex32(stored_hex) else {
-            return false;
-        };
-        self.0.ct_eq(&stored).into()
+        Self::from_stored(stored_hex).is_some_and(|stored| self.matches(&stored))
+    }
+
+    /// Compares two hashes in constant time.
+    pub fn matches(&self, other: &SecretHash) -> bool {
+        self.0.ct_eq(&other.0).into()
     }
 }
 

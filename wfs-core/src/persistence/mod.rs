@@ -10,12 +10,14 @@
 //! PostgreSQL needs neither: its transactions run concurrently and row locks or
 //! unique indexes arbitrate.
 
+pub(crate) mod changes;
 pub mod entity;
 pub mod migration;
 pub(crate) mod repo;
 pub(crate) mod sql;
 
 use crate::error::{Error, Result};
+use changes::Changes;
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
     AccessMode, ConnectOptions, Database, DatabaseBackend, DatabaseConnection, DatabaseTransaction,
@@ -67,11 +69,13 @@ impl fmt::Debug for StoreOptions {
     }
 }
 
-/// The database: a pool plus the SQLite writer queue.
+/// The database: a pool, the SQLite writer queue, and the change hub that keeps
+/// the in-process caches correct (see [`changes`]).
 #[derive(Clone)]
 pub struct Store {
     db: DatabaseConnection,
     writer: Option<Arc<Mutex<()>>>,
+    changes: Arc<Changes>,
 }
 
 impl fmt::Debug for Store {
@@ -110,7 +114,24 @@ impl Store {
         });
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
         let writer = is_sqlite.then(|| Arc::new(Mutex::new(())));
-        Ok(Self { db, writer })
+        let changes = Arc::new(Changes::new(db.get_database_backend()));
+        if db.get_database_backend() == DatabaseBackend::Postgres {
+            changes::listen(
+                &changes,
+                db.get_postgres_connection_pool().clone(),
+                options.database_url.clone(),
+            );
+        }
+        Ok(Self {
+            db,
+            writer,
+            changes,
+        })
+    }
+
+    /// The change hub of this store's caches.
+    pub(crate) fn changes(&self) -> &Changes {
+        &self.changes
     }
 
     /// Applies every pending migration; safe to run at every start.
@@ -162,7 +183,14 @@ impl Store {
                 ..Default::default()
             })
             .await?;
-        Ok(WriteTx { tx, _writer: guard })
+        Ok(WriteTx {
+            tx,
+            _writer: guard,
+            _open: OpenTx {
+                seq: self.changes.begin(),
+                changes: self.changes.clone(),
+            },
+        })
     }
 
     /// A read-only transaction whose statements all see one snapshot: REPEATABLE READ
@@ -195,6 +223,20 @@ impl Store {
 pub struct WriteTx {
     tx: DatabaseTransaction,
     _writer: Option<OwnedMutexGuard<()>>,
+    /// Dropped when the transaction has ended, after its commit or rollback.
+    _open: OpenTx,
+}
+
+/// A write transaction the change hub counts as open until this is dropped.
+struct OpenTx {
+    seq: u64,
+    changes: Arc<Changes>,
+}
+
+impl Drop for OpenTx {
+    fn drop(&mut self) {
+        self.changes.ended(self.seq);
+    }
 }
 
 impl fmt::Debug for WriteTx {

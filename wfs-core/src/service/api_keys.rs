@@ -1,17 +1,22 @@
 //! API keys: management for the signed-in admin, and authentication on every request.
 //!
-//! Authentication is the hot path: one indexed lookup by client id, a SHA-256 and a
-//! constant-time compare. No argon2, and no write: `lastUsedAt` is refreshed at most
-//! once a minute per key by [`Wfs::touch_api_key`], which the transport runs off the
-//! request path. Revocation and rotation change the row the lookup reads, so they
-//! take effect on the very next request.
+//! Authentication is the hot path: a SHA-256 and a constant-time compare against the
+//! verified-key cache, or, on a miss, one indexed lookup by client id. No argon2, and
+//! no write: `lastUsedAt` is refreshed at most once a minute per key by
+//! [`Wfs::touch_api_key`], which the transport runs off the request path. Rotation
+//! and revocation announce the change (see [`crate::persistence::changes`]): the
+//! process that made it stops using the old entry before its transaction commits and
+//! forgets it once it has, and other processes on the same PostgreSQL forget it when
+//! the notification arrives. Expiry is checked on every request.
 
 use crate::Wfs;
+use crate::cache::CachedKey;
 use crate::domain::credentials::{ClientSecret, IpAllowlist, SecretHash, generate_client_id};
 use crate::domain::scope::ScopeSet;
 use crate::domain::validate::required_text;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{ApiKeyId, CompanyId};
+use crate::persistence::changes::Topic;
 use crate::persistence::entity::{api_key, company};
 use crate::persistence::repo::{find_owned, owned_by};
 use crate::principal::{AdminPrincipal, KeyPrincipal};
@@ -156,7 +161,35 @@ impl Wfs {
         {
             return Err(invalid);
         }
-        // One indexed lookup, reading only what the checks need.
+        let changes = self.store().changes();
+        let topic = || Topic::Key(client_id.to_owned());
+        let cacheable = changes.cacheable(topic);
+        let cache = &changes.caches().keys;
+        let key = match cache.get(client_id).filter(|_| cacheable) {
+            Some(key) => key,
+            None => {
+                let ticket = cache.ticket();
+                let Some(key) = self.load_key(client_id).await? else {
+                    return Err(invalid);
+                };
+                if cacheable {
+                    cache.fill(ticket, client_id.to_owned(), key.clone());
+                }
+                key
+            }
+        };
+        if !presented.matches(&key.secret) {
+            return Err(invalid);
+        }
+        if key.expires_at.is_some_and(|at| at <= self.now()) {
+            return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
+        }
+        Ok(key.principal)
+    }
+
+    /// A usable (unrevoked, well-formed) key by client id: one indexed lookup,
+    /// reading only what authentication needs.
+    async fn load_key(&self, client_id: &str) -> Result<Option<CachedKey>> {
         let Some((
             id,
             company_id,
@@ -183,21 +216,23 @@ impl Wfs {
             .one(self.store().conn())
             .await?
         else {
-            return Err(invalid);
+            return Ok(None);
         };
-        if !presented.matches_stored(&secret_hash) || revoked_at.is_some() {
-            return Err(invalid);
-        }
-        if expires_at.is_some_and(|at| at <= self.now()) {
-            return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
-        }
-        Ok(KeyPrincipal {
-            key_id: id.into(),
-            company_id: company_id.into(),
-            scopes: ScopeSet::from_stored(scopes.as_deref()),
-            allowed_ips: IpAllowlist::from_stored(&allowed_ips),
-            last_used_at,
-        })
+        let Some(secret) = SecretHash::from_stored(&secret_hash).filter(|_| revoked_at.is_none())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(CachedKey {
+            secret,
+            principal: KeyPrincipal {
+                key_id: id.into(),
+                company_id: company_id.into(),
+                scopes: ScopeSet::from_stored(scopes.as_deref()),
+                allowed_ips: IpAllowlist::from_stored(&allowed_ips),
+                last_used_at,
+            },
+            expires_at,
+        }))
     }
 
     /// Whether `principal`'s `lastUsedAt` is due for a refresh.
@@ -391,6 +426,10 @@ impl Wfs {
         active.secret_hash = Set(secret.hash().to_hex());
         active.updated_at = Set(self.now());
         active.update(conn).await?;
+        self.store()
+            .changes()
+            .changed(conn, Topic::Key(client_id.clone()))
+            .await?;
         Ok(IssuedKey {
             id,
             client_id,
@@ -414,6 +453,11 @@ impl Wfs {
         let mut active: api_key::ActiveModel = key.into();
         active.revoked_at = Set(Some(now));
         active.updated_at = Set(now);
-        Ok(info(active.update(conn).await?, now))
+        let revoked = active.update(conn).await?;
+        self.store()
+            .changes()
+            .changed(conn, Topic::Key(revoked.client_id.clone()))
+            .await?;
+        Ok(info(revoked, now))
     }
 }

@@ -5,6 +5,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
+use crate::persistence::changes::Topic;
 use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
 use crate::service::webhooks::emit::JobRoleData;
@@ -13,6 +14,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
     Set,
 };
+use std::sync::Arc;
 
 /// A job role as the API shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +101,26 @@ fn symbol(v: &str) -> Result<String> {
 impl Wfs {
     /// The company's roles that are not deleted, alphabetically by title
     /// (case-insensitive, ties by exact title, then id).
-    pub async fn list_job_roles(&self, company: CompanyId) -> Result<Vec<JobRole>> {
+    ///
+    /// Served from the in-process cache when it holds the company's roles: every
+    /// role write announces itself (see [`crate::persistence::changes`]), so the
+    /// cache never answers what a committed write changed.
+    pub async fn list_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
+        let changes = self.store().changes();
+        let cache = &changes.caches().job_roles;
+        let cacheable = changes.cacheable(|| Topic::JobRoles(company));
+        if cacheable && let Some(roles) = cache.get(&company) {
+            return Ok(roles);
+        }
+        let ticket = cache.ticket();
+        let roles = self.load_job_roles(company).await?;
+        if cacheable {
+            cache.fill(ticket, company, roles.clone());
+        }
+        Ok(roles)
+    }
+
+    async fn load_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
         // Only the columns the answer shows: decoding whole rows (three timestamps
         // each) costs more than the query on this hot path.
         Ok(owned_by::<job_role::Entity>(company)
@@ -172,6 +193,7 @@ impl Wfs {
             updated_at: Set(now),
         };
         let role = JobRole::from(model.insert(conn).await?);
+        self.job_roles_changed(conn, company).await?;
         self.emit(
             conn,
             company,
@@ -249,6 +271,7 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let role = active.update(conn).await?;
+        self.job_roles_changed(conn, company).await?;
         if renamed {
             self.bump_members_holding(conn, company, membership::Column::JobRoleId, id.0)
                 .await?;
@@ -279,6 +302,7 @@ impl Wfs {
         active.deleted_at = Set(Some(now));
         active.updated_at = Set(now);
         let role = JobRole::from(active.update(conn).await?);
+        self.job_roles_changed(conn, company).await?;
         self.emit(
             conn,
             company,
@@ -287,6 +311,16 @@ impl Wfs {
         )
         .await?;
         Ok(())
+    }
+
+    /// Announces a write to the company's roles, for the list's cache.
+    async fn job_roles_changed(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+    ) -> Result<()> {
+        let changes = self.store().changes();
+        Ok(changes.changed(conn, Topic::JobRoles(company)).await?)
     }
 }
 

@@ -26,6 +26,35 @@ impl From<JobRole> for JobRoleResponse {
     }
 }
 
+/// [`JobRoleResponse`] serialized straight from the core's (cached) roles, without
+/// copying them: the list is the hottest read.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct JobRoleItem<'a> {
+    #[serde(serialize_with = "serialize_display")]
+    id: wfs_core::JobRoleId,
+    title: &'a str,
+    #[serde(serialize_with = "super::number")]
+    weekly_hours: Option<f64>,
+}
+
+impl<'a> From<&'a JobRole> for JobRoleItem<'a> {
+    fn from(r: &'a JobRole) -> Self {
+        Self {
+            id: r.id,
+            title: &r.title,
+            weekly_hours: r.weekly_hours,
+        }
+    }
+}
+
+fn serialize_display<S: serde::Serializer>(
+    v: &impl std::fmt::Display,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateJobRoleRequest {

@@ -32,10 +32,7 @@ pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
     Reply::json(
         StatusCode::OK,
-        &roles
-            .into_iter()
-            .map(JobRoleResponse::from)
-            .collect::<Vec<_>>(),
+        &roles.iter().map(JobRoleItem::from).collect::<Vec<_>>(),
     )
 }
 

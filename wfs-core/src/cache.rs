@@ -1,0 +1,157 @@
+//! In-process caches of the hottest small reads: verified API keys and each
+//! company's job roles. What makes them correct, across transactions and processes,
+//! is in [`persistence::changes`](crate::persistence::changes); here is only the
+//! fill protocol that keeps a slow read from putting back what a change removed.
+
+use crate::domain::credentials::SecretHash;
+use crate::ids::CompanyId;
+use crate::persistence::changes::Topic;
+use crate::principal::KeyPrincipal;
+use crate::service::job_roles::JobRole;
+use chrono::{DateTime, Utc};
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Keys cached at most: only verified keys are cached, so this is the number of
+/// keys in use, not of ids a caller can invent.
+const KEY_CAPACITY: usize = 50_000;
+/// Companies whose job roles are cached at most.
+const COMPANY_CAPACITY: usize = 10_000;
+
+/// A verified key: what authenticating it again needs, without the database.
+#[derive(Clone)]
+pub(crate) struct CachedKey {
+    pub(crate) secret: SecretHash,
+    pub(crate) principal: KeyPrincipal,
+    pub(crate) expires_at: Option<DateTime<Utc>>,
+}
+
+/// Every cache of a store.
+pub(crate) struct Caches {
+    pub(crate) keys: ReadCache<String, CachedKey>,
+    pub(crate) job_roles: ReadCache<CompanyId, Arc<[JobRole]>>,
+}
+
+impl Default for Caches {
+    fn default() -> Self {
+        Self {
+            keys: ReadCache::new(KEY_CAPACITY),
+            job_roles: ReadCache::new(COMPANY_CAPACITY),
+        }
+    }
+}
+
+impl Caches {
+    pub(crate) fn invalidate(&self, topic: &Topic) {
+        match topic {
+            Topic::Key(client_id) => self.keys.invalidate(client_id.as_str()),
+            Topic::JobRoles(company) => self.job_roles.invalidate(company),
+        }
+    }
+
+    pub(crate) fn clear(&self) {
+        self.keys.clear();
+        self.job_roles.clear();
+    }
+}
+
+/// The generation a read saw before it went to the database.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ticket(u64);
+
+/// A map whose fills lose to any invalidation that happened after the read began.
+pub(crate) struct ReadCache<K, V> {
+    map: RwLock<HashMap<K, V>>,
+    /// Moves on at every invalidation, under the write lock.
+    generation: AtomicU64,
+    capacity: usize,
+}
+
+impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
+    fn new(capacity: usize) -> Self {
+        Self {
+            map: RwLock::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+            capacity,
+        }
+    }
+
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned()
+    }
+
+    /// Taken before reading the database for [`ReadCache::fill`].
+    pub(crate) fn ticket(&self) -> Ticket {
+        Ticket(self.generation.load(Ordering::Acquire))
+    }
+
+    /// Keeps `value` unless something was invalidated since `ticket` was taken (the
+    /// value may predate that change), or the cache is full.
+    pub(crate) fn fill(&self, ticket: Ticket, key: K, value: V) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        if self.generation.load(Ordering::Acquire) != ticket.0
+            || (map.len() >= self.capacity && !map.contains_key(&key))
+        {
+            return;
+        }
+        map.insert(key, value);
+    }
+
+    pub(crate) fn invalidate<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        map.remove(key);
+    }
+
+    pub(crate) fn clear(&self) {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        map.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fill_after_an_invalidation_is_dropped() {
+        let cache: ReadCache<&str, u32> = ReadCache::new(10);
+        let before = cache.ticket();
+        cache.invalidate("a");
+        cache.fill(before, "a", 1);
+        assert_eq!(cache.get("a"), None, "the read may predate the change");
+        let after = cache.ticket();
+        cache.fill(after, "a", 2);
+        assert_eq!(cache.get("a"), Some(2));
+        cache.clear();
+        assert_eq!(cache.get("a"), None);
+    }
+
+    #[test]
+    fn a_full_cache_keeps_what_it_has() {
+        let cache: ReadCache<u32, u32> = ReadCache::new(2);
+        for k in 0..3 {
+            cache.fill(cache.ticket(), k, k);
+        }
+        assert_eq!(
+            (cache.get(&0), cache.get(&1), cache.get(&2)),
+            (Some(0), Some(1), None)
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! When cached reads must be forgotten: changes to cached data, announced to this
+//! process when their transaction has ended, and to every other process on the same
+//! PostgreSQL by `NOTIFY`.
+//!
+//! A service that changes cached data calls [`Changes::changed`] with the statement's
+//! connection, after the statement. From then on, until every write transaction that
+//! had begun by then has ended, reads of that topic bypass the cache (the change may
+//! be committed at any moment, and the cache still holds what came before). When they
+//! have ended, the topic is invalidated for good: its entry is dropped and its cache's
+//! generation moves on, so a read that started before cannot put the old value back.
+//! Nothing here knows which transaction made the change, so a change made inside a
+//! transaction not begun by [`Store::begin`](super::Store::begin) is only safe when
+//! no read can race it: hosts write through [`WriteTx`](super::WriteTx).
+//!
+//! On PostgreSQL the same call queues `NOTIFY wfs_changes, '<topic>'` in the change's
+//! transaction, so PostgreSQL delivers it when (and only if) that transaction commits.
+//! Each process listens on its own connection and invalidates what it is told. While
+//! that connection is not listening (starting, lost, reconnecting) the caches are not
+//! used at all, and they are emptied whenever listening starts again: a notification
+//! missed while deaf can never leave a stale entry behind. A connection that dies
+//! without a TCP error is found by a heartbeat: every [`HEARTBEAT`] of silence the
+//! listener notifies itself, and if that does not come back within another
+//! [`HEARTBEAT`] it reconnects, deaf meanwhile.
+
+use crate::cache::Caches;
+use crate::ids::CompanyId;
+use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// The PostgreSQL channel every process listens on.
+pub(crate) const CHANNEL: &str = "wfs_changes";
+
+/// The silence after which a listener checks its connection is still alive.
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// What changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Topic {
+    /// An API key, by client id: its secret, scopes, expiry or revocation.
+    Key(String),
+    /// A company's job roles.
+    JobRoles(CompanyId),
+}
+
+impl Topic {
+    /// The `NOTIFY` payload.
+    fn payload(&self) -> String {
+        match self {
+            Topic::Key(client_id) => format!("k:{client_id}"),
+            Topic::JobRoles(company) => format!("r:{company}"),
+        }
+    }
+
+    /// A payload back into its topic; `None` for the heartbeat and anything unknown.
+    fn parse(payload: &str) -> Option<Topic> {
+        match payload.split_once(':')? {
+            ("k", client_id) => Some(Topic::Key(client_id.to_owned())),
+            ("r", company) => company.parse().ok().map(Topic::JobRoles),
+            _ => None,
+        }
+    }
+}
+
+/// A change waiting for the transactions that may hold it to end.
+struct Pending {
+    topic: Topic,
+    /// The last write transaction begun when the change was made.
+    after: u64,
+}
+
+/// The change hub of one store.
+pub(crate) struct Changes {
+    caches: Caches,
+    /// The sequence number of the last write transaction begun.
+    begun: AtomicU64,
+    /// Write transactions begun and not yet ended.
+    open: Mutex<BTreeSet<u64>>,
+    pending: Mutex<Vec<Pending>>,
+    /// `pending.len()`, read without the lock on every cached read.
+    pending_len: AtomicUsize,
+    /// Whether this process hears every change: always on SQLite (one process owns
+    /// the file), on PostgreSQL while the listener is listening.
+    hearing: AtomicBool,
+    postgres: bool,
+}
+
+impl Changes {
+    pub(crate) fn new(backend: DatabaseBackend) -> Self {
+        let postgres = backend == DatabaseBackend::Postgres;
+        Self {
+            caches: Caches::default(),
+            begun: AtomicU64::new(0),
+            open: Mutex::new(BTreeSet::new()),
+            pending: Mutex::new(Vec::new()),
+            pending_len: AtomicUsize::new(0),
+            hearing: AtomicBool::new(!postgres),
+            postgres,
+        }
+    }
+
+    pub(crate) fn caches(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// Whether a read of `topic` may be answered from, or fill, a cache now.
+    pub(crate) fn cacheable(&self, topic: impl FnOnce() -> Topic) -> bool {
+        if !self.hearing.load(Ordering::Acquire) {
+            return false;
+        }
+        if self.pending_len.load(Ordering::Acquire) == 0 {
+            return true;
+        }
+        let topic = topic();
+        !lock(&self.pending).iter().any(|p| p.topic == topic)
+    }
+
+    /// Records a change to `topic` made through `conn` (see the module docs).
+    ///
+    /// # Errors
+    /// On PostgreSQL, when the notification cannot be queued (the transaction is then
+    /// unusable anyway).
+    pub(crate) async fn changed(
+        &self,
+        conn: &impl ConnectionTrait,
+        topic: Topic,
+    ) -> Result<(), sea_orm::DbErr> {
+        if self.postgres {
+            conn.execute_raw(Statement::from_sql_and_values(
+                DatabaseBackend::Postgres,
+                "SELECT pg_notify($1, $2)",
+                [CHANNEL.into(), topic.payload().into()],
+            ))
+            .await?;
+        }
+        self.mark(topic);
+        Ok(())
+    }
+
+    /// The in-process half of [`Changes::changed`].
+    fn mark(&self, topic: Topic) {
+        self.caches.invalidate(&topic);
+        let after = self.begun.load(Ordering::Acquire);
+        {
+            let mut pending = lock(&self.pending);
+            pending.push(Pending { topic, after });
+            self.pending_len.store(pending.len(), Ordering::Release);
+        }
+        self.settle();
+    }
+
+    /// A write transaction begins: its sequence number, for [`Changes::ended`].
+    pub(crate) fn begin(&self) -> u64 {
+        let mut open = lock(&self.open);
+        let seq = self.begun.fetch_add(1, Ordering::AcqRel) + 1;
+        open.insert(seq);
+        seq
+    }
+
+    /// A write transaction has ended (committed, rolled back or dropped).
+    pub(crate) fn ended(&self, seq: u64) {
+        lock(&self.open).remove(&seq);
+        self.settle();
+    }
+
+    /// Invalidates, for good, the changes no open transaction may still hold.
+    fn settle(&self) {
+        if self.pending_len.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let oldest_open = lock(&self.open).first().copied();
+        let settled: Vec<Topic> = {
+            let mut pending = lock(&self.pending);
+            let mut settled = Vec::new();
+            pending.retain(|p| {
+                let done = oldest_open.is_none_or(|oldest| oldest > p.after);
+                if done {
+                    settled.push(p.topic.clone());
+                }
+                !done
+            });
+            self.pending_len.store(pending.len(), Ordering::Release);
+            settled
+        };
+        for topic in &settled {
+            self.caches.invalidate(topic);
+        }
+    }
+
+    /// Another process's change, heard on the channel.
+    fn heard(&self, payload: &str) {
+        if let Some(topic) = Topic::parse(payload) {
+            self.caches.invalidate(&topic);
+        }
+    }
+
+    /// Whether this process hears every change; deafness empties the caches.
+    fn set_hearing(&self, hearing: bool) {
+        self.caches.clear();
+        self.hearing.store(hearing, Ordering::Release);
+        // Emptied again once hearing: a read that filled between the first clear and
+        // the switch read data a missed notification may have changed since.
+        self.caches.clear();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Listens for other processes' changes on PostgreSQL for as long as `changes` lives.
+pub(crate) fn listen(changes: &Arc<Changes>, pool: sea_orm::sqlx::PgPool, url: String) {
+    let weak = Arc::downgrade(changes);
+    tokio::spawn(async move {
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            if weak.strong_count() == 0 {
+                return;
+            }
+            match listen_once(&weak, &pool, &url).await {
+                Ok(()) => return,
+                Err(err) => {
+                    if let Some(changes) = weak.upgrade() {
+                        changes.set_hearing(false);
+                    }
+                    tracing::warn!(error = %err, "change listener lost its connection; caches off until it is back");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    });
+}
+
+/// One listening connection, until it fails (`Err`) or the store is gone (`Ok`).
+async fn listen_once(
+    weak: &Weak<Changes>,
+    pool: &sea_orm::sqlx::PgPool,
+    url: &str,
+) -> Result<(), sea_orm::sqlx::Error> {
+    use sea_orm::sqlx::postgres::PgListener;
+    let mut listener = PgListener::connect(url).await?;
+    listener.eager_reconnect(false);
+    listener.listen(CHANNEL).await?;
+    match weak.upgrade() {
+        Some(changes) => changes.set_hearing(true),
+        None => return Ok(()),
+    }
+    let mut pinged = false;
+    loop {
+        match tokio::time::timeout(HEARTBEAT, listener.try_recv()).await {
+            Ok(Ok(Some(note))) => {
+                pinged = false;
+                match weak.upgrade() {
+                    Some(changes) => changes.heard(note.payload()),
+                    None => return Ok(()),
+                }
+            }
+            Ok(Ok(None)) => return Err(sea_orm::sqlx::Error::PoolClosed),
+            Ok(Err(err)) => return Err(err),
+            Err(_silence) if pinged => {
+                return Err(sea_orm::sqlx::Error::Protocol(format!(
+                    "no heartbeat back within {HEARTBEAT:?}"
+                )));
+            }
+            Err(_silence) => {
+                if weak.strong_count() == 0 {
+                    return Ok(());
+                }
+                pinged = true;
+                sea_orm::sqlx::query("SELECT pg_notify($1, '')")
+                    .bind(CHANNEL)
+                    .execute(pool)
+                    .await?;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_name_their_topic() {
+        let company = CompanyId::new();
+        for topic in [Topic::Key("api_abc".into()), Topic::JobRoles(company)] {
+            assert_eq!(Topic::parse(&topic.payload()), Some(topic));
+        }
+        assert_eq!(Topic::parse(""), None);
+        assert_eq!(Topic::parse("r:not-a-uuid"), None);
+        assert_eq!(Topic::parse("x:y"), None);
+    }
+
+    #[test]
+    fn a_change_is_pending_until_every_transaction_begun_before_it_ends() {
+        let changes = Changes::new(DatabaseBackend::Sqlite);
+        let topic = || Topic::Key("api_k".into());
+        let older = changes.begin();
+        let writer = changes.begin();
+        changes.mark(topic());
+        assert!(!changes.cacheable(topic));
+        changes.ended(writer);
+        assert!(
+            !changes.cacheable(topic),
+            "an older transaction is still open"
+        );
+        let newer = changes.begin();
+        changes.ended(older);
+        assert!(
+            changes.cacheable(topic),
+            "a newer transaction cannot hold it"
+        );
+        assert!(changes.cacheable(|| Topic::Key("api_other".into())));
+        changes.ended(newer);
+    }
+}

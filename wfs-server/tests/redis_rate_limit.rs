@@ -1,0 +1,592 @@
+//! `--redis-url`: the per-key rate limit shared by every server on one Redis, through
+//! the real binary and a real `redis-server` (Debian's package, `/usr/bin/redis-server`)
+//! started here on a free loopback port, with a password, and stopped by its PID.
+//!
+//! Every server here runs `--rate-limit 1 --rate-limit-burst 5`. A GCRA refills one
+//! request a second, so where a test counts answers it allows one more for each whole
+//! second that passed (on a loaded machine a burst may take longer than a second):
+//! these are bounds on counts, never on how long anything took.
+#![allow(unreachable_pub)]
+
+use openmetrics_parser::PrometheusValue;
+use openmetrics_parser::prometheus::parse_prometheus;
+use serde_json::{Value as Json, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
+const REDIS_SERVER: &str = "/usr/bin/redis-server";
+const SECRET: &str = "redis-rate-limit-test-secret-0123456789abcdef";
+const EMAIL: &str = "ada@acme.test";
+const PASSWORD: &str = "correct-horse";
+/// Redis's password: it must never appear in a log line or a message.
+const REDIS_PASSWORD: &str = "redis-pw-7f3a9c1e";
+const ROLES: &str = "/external/v1/job-roles";
+/// Every server's policy: 1 request a second per key, bursts of 5.
+const BURST: u64 = 5;
+const POLICY: [&str; 4] = ["--rate-limit", "1", "--rate-limit-burst", "5"];
+
+// ---------------------------------------------------------------------------------
+// Redis
+// ---------------------------------------------------------------------------------
+
+/// A throwaway `redis-server` on a loopback port: no persistence, killed by its PID
+/// when dropped (also when a test fails).
+struct Redis {
+    child: Option<Child>,
+    port: u16,
+}
+
+impl Redis {
+    /// Starts on a free port.
+    fn start() -> Self {
+        assert!(
+            std::path::Path::new(REDIS_SERVER).exists(),
+            "{REDIS_SERVER} is missing: install it with `apt-get install -y redis-server`"
+        );
+        for _ in 0..5 {
+            let port = free_port();
+            let mut redis = Redis { child: None, port };
+            if redis.restart() {
+                return redis;
+            }
+        }
+        panic!("redis-server did not start on any of five free ports");
+    }
+
+    /// Starts (again) on this port; false when it exits first (the port was taken).
+    fn restart(&mut self) -> bool {
+        let mut child = Command::new(REDIS_SERVER)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--requirepass", REDIS_PASSWORD])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot run {REDIS_SERVER}: {err}"));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            if self.answers_ping() {
+                self.child = Some(child);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("redis-server did not answer PING on port {}", self.port);
+    }
+
+    fn answers_ping(&self) -> bool {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+        let ping = format!("AUTH {REDIS_PASSWORD}\r\nPING\r\n",);
+        if stream.write_all(ping.as_bytes()).is_err() {
+            return false;
+        }
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 64];
+        while !String::from_utf8_lossy(&seen).contains("+PONG") {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        true
+    }
+
+    /// Kills it (SIGKILL: no goodbye to its clients) and waits for it to exit.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A loopback port nothing listens on (now).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+// ---------------------------------------------------------------------------------
+// The servers
+// ---------------------------------------------------------------------------------
+
+/// A running `serve --bind 127.0.0.1:0 --metrics-bind 127.0.0.1:0`, killed when
+/// dropped; its log is kept.
+struct Server {
+    child: Child,
+    api: String,
+    metrics: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts with the rate-limit policy, Redis at `redis_url` (the URL comes in
+    /// `WFS_REDIS_URL`, as an operator would pass a secret) and `extra` flags.
+    fn start(db_url: &str, redis_url: &str, extra: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(["--metrics-bind", "127.0.0.1:0"])
+            .args(POLICY)
+            .args(extra)
+            .env("WFS_DATABASE_URL", db_url)
+            .env("WFS_REDIS_URL", redis_url)
+            .env("WFS_JWT_SECRET", SECRET)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (mut api, mut metrics) = (None, None);
+        while api.is_none() || metrics.is_none() {
+            let line = lines
+                .next()
+                .unwrap_or_else(|| panic!("exited before listening: {:?}", log.lock().unwrap()))
+                .unwrap();
+            log.lock().unwrap().push(line.clone());
+            if let Some(rest) = line.split(" address=").nth(1) {
+                api = Some(rest.split_whitespace().next().unwrap().to_owned());
+            }
+            if let Some(rest) = line.split(" metrics=").nth(1) {
+                metrics = Some(rest.split_whitespace().next().unwrap().to_owned());
+            }
+        }
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Server {
+            child,
+            api: format!("http://{}", api.unwrap()),
+            metrics: metrics.unwrap(),
+            log,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.api)
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits (at most 10 s) for a log line holding `needle`.
+    fn wait_for_log(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(line) = self.log().into_iter().find(|l| l.contains(needle)) {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no log line with {needle:?}: {:#?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Asserts that no log line holds Redis's password.
+    fn assert_log_keeps_the_password(&self) {
+        let log = self.log();
+        assert!(!log.is_empty());
+        for line in &log {
+            assert!(!line.contains(REDIS_PASSWORD), "password logged: {line}");
+        }
+    }
+}
+
+fn sqlite_url(dir: &tempfile::TempDir) -> String {
+    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
+}
+
+/// A fresh database both servers share: a temp-file SQLite (WAL: two processes on one
+/// file are fine), or a new PostgreSQL database next to `WFS_TEST_DATABASE_URL`'s.
+async fn database(dir: &tempfile::TempDir) -> String {
+    match std::env::var("WFS_TEST_DATABASE_URL") {
+        Ok(admin_url) => {
+            use wfs_core::sea_orm::{ConnectionTrait, Database};
+            let name = format!("wfs_redis_rl_{:032x}", rand::random::<u128>());
+            let admin = Database::connect(&admin_url).await.unwrap();
+            admin
+                .execute_unprepared(&format!("CREATE DATABASE {name}"))
+                .await
+                .unwrap();
+            admin.close().await.ok();
+            let (base, _) = admin_url.rsplit_once('/').unwrap();
+            format!("{base}/{name}")
+        }
+        Err(_) => sqlite_url(dir),
+    }
+}
+
+fn create_admin(url: &str) {
+    let out = Command::new(BIN)
+        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
+        .args(["--password", PASSWORD, "--database-url", url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A database with a company, and two servers on it sharing `redis`: the first one
+/// migrates before the second starts.
+async fn two_servers(dir: &tempfile::TempDir, redis_url: &str) -> (Server, Server) {
+    let url = database(dir).await;
+    create_admin(&url);
+    // A generous Redis timeout: on a loaded machine a request that waited the default
+    // 100 ms would be decided locally, and the test would not show the shared budget.
+    let a = Server::start(&url, redis_url, &["--redis-timeout", "5s"]);
+    let b = Server::start(&url, redis_url, &["--redis-timeout", "5s"]);
+    (a, b)
+}
+
+/// An API key pair.
+#[derive(Debug, Clone)]
+struct Key {
+    id: String,
+    secret: String,
+}
+
+/// A new API key (`workforce:read`), made through the API of `server`.
+async fn new_key(http: &reqwest::Client, server: &Server) -> Key {
+    let signin: Json = http
+        .post(server.url("/external/v1/auth/signin"))
+        .json(&json!({"email": EMAIL, "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key: Json = http
+        .post(server.url("/external/v1/auth/keys"))
+        .bearer_auth(signin["accessToken"].as_str().unwrap())
+        .json(&json!({"name": "rate limited", "scopes": ["workforce:read"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    Key {
+        id: key["clientId"].as_str().unwrap().to_owned(),
+        secret: key["clientSecret"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// One answer to a key's `GET /job-roles`.
+#[derive(Debug)]
+struct Answer {
+    /// Which server answered (its index).
+    server: usize,
+    status: u16,
+    /// `r` of the RateLimit field.
+    remaining: Option<u64>,
+    retry_after: Option<u64>,
+    /// Whole seconds since the first request of the run: the GCRA may have refilled
+    /// that many requests.
+    seconds: u64,
+}
+
+/// `r` of a `RateLimit: "default";r=<r>;t=<t>` field.
+fn remaining(res: &reqwest::Response) -> Option<u64> {
+    let value = res.headers().get("ratelimit")?.to_str().ok()?;
+    value
+        .split(';')
+        .find_map(|p| p.strip_prefix("r="))?
+        .parse()
+        .ok()
+}
+
+/// `key`'s requests to `servers` in turn, until the first 429 (at most `max`). Every
+/// answer must be 200 or 429: Redis's state never makes one fail.
+async fn until_refused(
+    http: &reqwest::Client,
+    servers: &[&Server],
+    key: &Key,
+    max: usize,
+) -> Vec<Answer> {
+    let started = Instant::now();
+    let mut answers = Vec::new();
+    for i in 0..max {
+        let server = i % servers.len();
+        let res = http
+            .get(servers[server].url(ROLES))
+            .header("x-api-key", &key.id)
+            .header("x-api-secret", &key.secret)
+            .send()
+            .await
+            .unwrap();
+        let answer = Answer {
+            server,
+            status: res.status().as_u16(),
+            remaining: remaining(&res),
+            retry_after: res
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().parse().unwrap()),
+            seconds: started.elapsed().as_secs(),
+        };
+        assert!(
+            answer.status == 200 || answer.status == 429,
+            "only 200 or 429, whatever Redis does: {answer:?}"
+        );
+        answers.push(answer);
+        if answers.last().unwrap().status == 429 {
+            break;
+        }
+    }
+    answers
+}
+
+/// Asserts that `answers` (from [`until_refused`]) spent one budget of [`BURST`]: each
+/// answer counts the remaining quota down by one (plus what refilled meanwhile), and
+/// the first 429 came once the burst (plus refills) was spent, with `Retry-After` and
+/// nothing remaining.
+#[track_caller]
+fn assert_one_budget(answers: &[Answer]) {
+    let refused = answers.last().unwrap();
+    assert_eq!(refused.status, 429, "never refused: {answers:#?}");
+    assert_eq!(refused.remaining, Some(0), "{answers:#?}");
+    assert!(
+        refused.retry_after.is_some_and(|s| s >= 1),
+        "429 with Retry-After: {answers:#?}"
+    );
+    let allowed = &answers[..answers.len() - 1];
+    let n = allowed.len() as u64;
+    assert!(
+        (BURST..=BURST + refused.seconds).contains(&n),
+        "{n} requests allowed, one budget is {BURST} (+{} refilled): {answers:#?}",
+        refused.seconds
+    );
+    for (i, answer) in allowed.iter().enumerate() {
+        let spent = i as u64 + 1;
+        let r = answer.remaining.expect("a RateLimit field");
+        assert!(
+            (BURST.saturating_sub(spent)..=BURST - spent + answer.seconds).contains(&r),
+            "answer {spent} (server {}): r={r}, the budget counts down across servers: {answers:#?}",
+            answer.server
+        );
+    }
+}
+
+/// The value of `wfs_rate_limit_store_errors_total` in a scrape of `server`.
+async fn store_errors(http: &reqwest::Client, server: &Server) -> f64 {
+    let text = http
+        .get(&server.metrics)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let scraped = parse_prometheus(&text)
+        .unwrap_or_else(|err| panic!("not the Prometheus text format: {err:?}\n{text}"));
+    let family = scraped
+        .families
+        .get("wfs_rate_limit_store_errors_total")
+        .unwrap_or_else(|| panic!("no wfs_rate_limit_store_errors_total: {text}"));
+    let sample = family.iter_samples().next().unwrap();
+    match &sample.value {
+        PrometheusValue::Counter(c) => c.value.as_f64(),
+        other => panic!("not a counter: {other:?}"),
+    }
+}
+
+/// Waits (at most 30 s) until both servers decide through Redis again: a fresh key's
+/// request on `a` then on `b` counts down one budget (decided locally, or by Redis on
+/// one side only, both would show a whole burst less one).
+async fn wait_until_shared(http: &reqwest::Client, a: &Server, b: &Server) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let key = new_key(http, a).await;
+        let answers = until_refused(http, &[a, b], &key, 2).await;
+        let seen: Vec<Option<u64>> = answers.iter().map(|a| a.remaining).collect();
+        if let [Some(first), Some(second)] = seen[..]
+            && second < first
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the servers did not share the limit again: {seen:?}\nA: {:#?}\nB: {:#?}",
+            a.log(),
+            b.log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The tests
+// ---------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
+    // Arrange: two servers on one database and one Redis.
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_servers(&dir, &redis.url()).await;
+    let http = reqwest::Client::new();
+    let key = new_key(&http, &a).await;
+    a.wait_for_log("rate limit: shared through Redis");
+    b.wait_for_log("rate limit: shared through Redis");
+
+    // Act: the key's requests alternate A, B, A, ... until one is refused. Each
+    // server alone would allow a burst of 5, so 10 in all.
+    let answers = until_refused(&http, &[&a, &b], &key, 4 * BURST as usize).await;
+
+    // Assert: 5 in all (plus any refill), whichever server answered.
+    assert_one_budget(&answers);
+    assert!(answers.iter().any(|a| a.server == 0) && answers.iter().any(|a| a.server == 1));
+    // Another key has its own budget, on either server.
+    let other = new_key(&http, &a).await;
+    let first = until_refused(&http, &[&b], &other, 1).await;
+    assert_eq!(first[0].status, 200);
+    assert_eq!(first[0].remaining, Some(BURST - 1));
+    a.assert_log_keeps_the_password();
+    b.assert_log_keeps_the_password();
+}
+
+#[tokio::test]
+async fn while_redis_is_down_requests_are_served_and_limited_per_server_and_sharing_resumes_when_it_returns()
+ {
+    // Arrange: two servers sharing a Redis that answers.
+    let mut redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_servers(&dir, &redis.url()).await;
+    let http = reqwest::Client::new();
+    a.wait_for_log("rate limit: shared through Redis");
+    b.wait_for_log("rate limit: shared through Redis");
+    let key = new_key(&http, &a).await;
+    assert_eq!(store_errors(&http, &a).await, 0.0);
+
+    // Act: Redis dies.
+    redis.kill();
+
+    // Assert: every request is answered (200 or 429, never a 5xx), each server now
+    // limits alone with the same policy: a whole burst on A, then on B as well.
+    let on_a = until_refused(&http, &[&a], &key, 4 * BURST as usize).await;
+    assert_one_budget(&on_a);
+    let on_b = until_refused(&http, &[&b], &key, 4 * BURST as usize).await;
+    assert_one_budget(&on_b);
+    // The failures are counted and logged, without the password.
+    assert!(store_errors(&http, &a).await > 0.0);
+    assert!(store_errors(&http, &b).await > 0.0);
+    a.wait_for_log("rate limit: Redis failed");
+    b.wait_for_log("rate limit: Redis failed");
+    // Logged once, not once per request.
+    let warnings = a
+        .log()
+        .iter()
+        .filter(|l| l.contains("rate limit: Redis failed"))
+        .count();
+    assert_eq!(warnings, 1, "{:#?}", a.log());
+
+    // Act: Redis comes back on the same port (empty: it keeps nothing on disk).
+    assert!(redis.restart(), "redis-server restarts on its port");
+
+    // Assert: both servers use it again by themselves, and one budget is shared.
+    wait_until_shared(&http, &a, &b).await;
+    let key = new_key(&http, &a).await;
+    let answers = until_refused(&http, &[&a, &b], &key, 4 * BURST as usize).await;
+    assert_one_budget(&answers);
+    a.wait_for_log("rate limit: Redis answers again");
+    b.wait_for_log("rate limit: Redis answers again");
+    a.assert_log_keeps_the_password();
+    b.assert_log_keeps_the_password();
+}
+
+#[tokio::test]
+async fn a_redis_that_does_not_answer_at_start_does_not_stop_the_server() {
+    // Arrange: a port nothing listens on.
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    create_admin(&url);
+    let nowhere = format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{}", free_port());
+
+    // Act
+    let server = Server::start(&url, &nowhere, &[]);
+
+    // Assert: it serves, warns once, and limits the key in this process.
+    server.wait_for_log("rate limit: Redis does not answer at start");
+    let http = reqwest::Client::new();
+    let key = new_key(&http, &server).await;
+    let answers = until_refused(&http, &[&server], &key, 4 * BURST as usize).await;
+    assert_one_budget(&answers);
+    assert!(store_errors(&http, &server).await > 0.0);
+    server.assert_log_keeps_the_password();
+}
+
+#[test]
+fn a_redis_url_that_cannot_work_stops_the_start_with_exit_1_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    for bad in [
+        format!("http://:{REDIS_PASSWORD}@127.0.0.1:6379"),
+        format!("rediss://:{REDIS_PASSWORD}@127.0.0.1:6379"),
+        format!("redis://:{REDIS_PASSWORD}@127.0.0.1:6379/not-a-number"),
+        "127.0.0.1:6379".to_owned(),
+        "not a url".to_owned(),
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(POLICY)
+            .env("WFS_DATABASE_URL", &url)
+            .env("WFS_REDIS_URL", &bad)
+            .env("WFS_JWT_SECRET", SECRET)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("wfs-server: --redis-url / WFS_REDIS_URL: "),
+            "{bad}: {err}"
+        );
+        assert!(!err.contains(REDIS_PASSWORD), "{bad}: {err}");
+    }
+}

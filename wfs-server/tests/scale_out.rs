@@ -1,0 +1,379 @@
+//! Several servers on one PostgreSQL, as operators run them behind a load balancer:
+//! what one server changes, the other honours. Two real `wfs-server` processes on one
+//! fresh database of the cluster `WFS_TEST_DATABASE_URL` names; without it these
+//! tests say so and pass (one SQLite file belongs to one server process).
+#![allow(unreachable_pub)]
+
+use serde_json::{Value as Json, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
+const SECRET: &str = "scale-out-test-secret-scale-out-test-secret";
+const EMAIL: &str = "ada@acme.test";
+const PASSWORD: &str = "correct-horse";
+
+/// The bound this project documents for a change to reach another process.
+const PROPAGATION_BOUND: Duration = Duration::from_millis(100);
+
+/// A running `serve --bind 127.0.0.1:0`, killed when dropped.
+struct Server {
+    child: Child,
+    api: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(url: &str) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("WFS_DATABASE_URL", url)
+            .env("WFS_JWT_SECRET", SECRET)
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "warn,wfs_server=info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let api = loop {
+            let line = lines
+                .next()
+                .expect("server exited before listening")
+                .unwrap();
+            if let Some(rest) = line.split(" address=").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_owned();
+            }
+        };
+        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+        Server {
+            child,
+            api: format!("http://{api}"),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.api)
+    }
+}
+
+/// A fresh database in the cluster of `WFS_TEST_DATABASE_URL`, or `None` on SQLite.
+async fn postgres_database() -> Option<String> {
+    let Ok(admin_url) = std::env::var("WFS_TEST_DATABASE_URL") else {
+        eprintln!("scale-out tests need PostgreSQL (WFS_TEST_DATABASE_URL): skipped");
+        return None;
+    };
+    use wfs_core::sea_orm::{ConnectionTrait, Database};
+    let name = format!("wfs_scale_{:032x}", rand::random::<u128>());
+    let admin = Database::connect(&admin_url).await.unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    admin.close().await.ok();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let url = format!("{base}/{name}");
+    let out = Command::new(BIN)
+        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
+        .args(["--password", PASSWORD, "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(url)
+}
+
+/// Two servers on one database, the HTTP client, and the admin's token from `a`.
+async fn two_servers(url: &str) -> (Server, Server, reqwest::Client, String) {
+    let (a, b) = (Server::start(url), Server::start(url));
+    let http = reqwest::Client::new();
+    let signin: Json = http
+        .post(a.url("/external/v1/auth/signin"))
+        .json(&json!({"email": EMAIL, "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = signin["accessToken"].as_str().unwrap().to_owned();
+    (a, b, http, token)
+}
+
+struct Key {
+    id: String,
+    client_id: String,
+    secret: String,
+}
+
+async fn new_key(http: &reqwest::Client, server: &Server, token: &str) -> Key {
+    let key: Json = http
+        .post(server.url("/external/v1/auth/keys"))
+        .bearer_auth(token)
+        .json(&json!({"name": "scale-out", "scopes": ["workforce:read", "workforce:write"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    Key {
+        id: key["id"].as_str().unwrap().to_owned(),
+        client_id: key["clientId"].as_str().unwrap().to_owned(),
+        secret: key["clientSecret"].as_str().unwrap().to_owned(),
+    }
+}
+
+async fn list_roles(
+    http: &reqwest::Client,
+    server: &Server,
+    client_id: &str,
+    secret: &str,
+) -> reqwest::Response {
+    http.get(server.url("/external/v1/job-roles"))
+        .header("x-api-key", client_id)
+        .header("x-api-secret", secret)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Polls `server` with the pair until it answers 401; the time that took, or `None`
+/// when it still answered 200 after `give_up`.
+async fn until_refused(
+    http: &reqwest::Client,
+    server: &Server,
+    client_id: &str,
+    secret: &str,
+    give_up: Duration,
+) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < give_up {
+        let res = list_roles(http, server, client_id, secret).await;
+        match res.status().as_u16() {
+            401 => return Some(started.elapsed()),
+            200 => tokio::time::sleep(Duration::from_millis(2)).await,
+            other => panic!("unexpected {other}: {}", res.text().await.unwrap()),
+        }
+    }
+    None
+}
+
+fn median(mut took: Vec<Duration>) -> Duration {
+    took.sort();
+    took[took.len() / 2]
+}
+
+#[tokio::test]
+async fn a_key_revoked_on_one_server_is_refused_by_the_other_within_the_bound() {
+    let Some(url) = postgres_database().await else {
+        return;
+    };
+    let (a, b, http, token) = two_servers(&url).await;
+    let mut took = Vec::new();
+    for _ in 0..5 {
+        let key = new_key(&http, &a, &token).await;
+        // Both servers have verified (and cached) the key.
+        for server in [&a, &b] {
+            for _ in 0..3 {
+                assert_eq!(
+                    list_roles(&http, server, &key.client_id, &key.secret)
+                        .await
+                        .status(),
+                    200
+                );
+            }
+        }
+        let revoked = http
+            .post(a.url(&format!("/external/v1/auth/keys/{}/revoke", key.id)))
+            .bearer_auth(&token)
+            .header("idempotency-key", format!("revoke-{}", key.id))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(revoked.status(), 200, "{}", revoked.text().await.unwrap());
+        // At once on the server that revoked it.
+        assert_eq!(
+            list_roles(&http, &a, &key.client_id, &key.secret)
+                .await
+                .status(),
+            401
+        );
+        let on_b = until_refused(
+            &http,
+            &b,
+            &key.client_id,
+            &key.secret,
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("the other server still accepted a revoked key after 5 s");
+        took.push(on_b);
+    }
+    let median = median(took.clone());
+    eprintln!("revocation reached the other server after {took:?} (median {median:?})");
+    assert!(
+        median <= PROPAGATION_BOUND,
+        "median propagation {median:?} over the {PROPAGATION_BOUND:?} bound: {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_key_rotated_on_one_server_takes_its_new_secret_only_on_the_other() {
+    let Some(url) = postgres_database().await else {
+        return;
+    };
+    let (a, b, http, token) = two_servers(&url).await;
+    let key = new_key(&http, &a, &token).await;
+    assert_eq!(
+        list_roles(&http, &b, &key.client_id, &key.secret)
+            .await
+            .status(),
+        200
+    );
+    let rotated: Json = http
+        .post(a.url(&format!("/external/v1/auth/keys/{}/rotate", key.id)))
+        .bearer_auth(&token)
+        .header("idempotency-key", format!("rotate-{}", key.id))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let new_secret = rotated["clientSecret"].as_str().unwrap();
+    assert_eq!(
+        list_roles(&http, &a, &key.client_id, &key.secret)
+            .await
+            .status(),
+        401
+    );
+    until_refused(
+        &http,
+        &b,
+        &key.client_id,
+        &key.secret,
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("the other server still accepted the old secret after 5 s");
+    for server in [&a, &b] {
+        assert_eq!(
+            list_roles(&http, server, &key.client_id, new_secret)
+                .await
+                .status(),
+            200
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_role_created_on_one_server_is_listed_by_the_other() {
+    let Some(url) = postgres_database().await else {
+        return;
+    };
+    let (a, b, http, token) = two_servers(&url).await;
+    let key = new_key(&http, &a, &token).await;
+    for n in 0..5 {
+        // B has the list cached before each write on A.
+        let before: Json = list_roles(&http, &b, &key.client_id, &key.secret)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(before.as_array().unwrap().len(), n);
+        let created = http
+            .post(a.url("/external/v1/job-roles"))
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", &key.secret)
+            .header("idempotency-key", format!("create-role-{n}"))
+            .json(&json!({"title": format!("Role {n}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), 201);
+        // At once on A, and on B once the notification has arrived.
+        let on_a: Json = list_roles(&http, &a, &key.client_id, &key.secret)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(on_a.as_array().unwrap().len(), n + 1);
+        let started = Instant::now();
+        loop {
+            let on_b: Json = list_roles(&http, &b, &key.client_id, &key.secret)
+                .await
+                .json()
+                .await
+                .unwrap();
+            if on_b.as_array().unwrap().len() == n + 1 {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "B still lists {on_b}"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_same_idempotency_key_sent_to_both_servers_at_once_creates_once() {
+    let Some(url) = postgres_database().await else {
+        return;
+    };
+    let (a, b, http, token) = two_servers(&url).await;
+    let key = new_key(&http, &a, &token).await;
+    for round in 0..10 {
+        let send = |server: &Server| {
+            http.post(server.url("/external/v1/job-roles"))
+                .header("x-api-key", &key.client_id)
+                .header("x-api-secret", &key.secret)
+                .header("idempotency-key", format!("same-key-{round}"))
+                .json(&json!({"title": format!("Once {round}")}))
+                .send()
+        };
+        let (on_a, on_b) = tokio::join!(send(&a), send(&b));
+        let mut created = Vec::new();
+        for res in [on_a.unwrap(), on_b.unwrap()] {
+            let status = res.status().as_u16();
+            let body: Json = res.json().await.unwrap();
+            match status {
+                201 => created.push(body["id"].as_str().unwrap().to_owned()),
+                // The other request was still running: the spec's in-progress answer.
+                409 => assert_eq!(body["error"]["code"], 409, "{body}"),
+                other => panic!("unexpected {other}: {body}"),
+            }
+        }
+        assert!(
+            !created.is_empty(),
+            "round {round}: neither request created"
+        );
+        assert!(
+            created.windows(2).all(|w| w[0] == w[1]),
+            "two roles: {created:?}"
+        );
+    }
+    let listed: Json = list_roles(&http, &b, &key.client_id, &key.secret)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let titles: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 10, "one role per key: {titles:?}");
+}
