@@ -28,6 +28,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || {
 cargo build --release -q -p wfs-server && cargo build --release -q --example hello_hyper
 
 WORK=$(mktemp -d /tmp/wfs-bench.XXXXXX)
+chmod 755 "$WORK" # PostgreSQL runs as its own user and must reach its directory
 PGPID=
 SERVER_PID=
 HELLO_PID=

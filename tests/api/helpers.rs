@@ -17,6 +17,21 @@ use wfs_tower::{Config, PeerAddr, WfsService};
 pub const SECRET: &[u8] = b"test-secret-test-secret-test-secret!!";
 pub const PASSWORD: &str = "correct-horse-battery";
 
+/// How long the test store waits for a pooled connection, opening one included.
+///
+/// The production default (`wfs_core::persistence::DEFAULT_ACQUIRE_TIMEOUT`, 1.5 s)
+/// fails fast on purpose: a database outage answers 503 in under 2 s. But a test
+/// opens a brand-new SQLite file, and creating it and switching it to WAL mode
+/// waits on fsync. On a CI machine that is flushing the gigabytes the build just
+/// linked, fsync can stall for seconds. With 1.5 s, every test that started during
+/// such a stall failed in `Store::connect` with `PoolTimedOut`: a run of consecutive
+/// tests, in name order, while the long tests that already had their connections
+/// passed. Reproduced by throttling the suite's writes to 10 IOPS for 20 s (blkio
+/// cgroup): ten consecutive hardening tests failed, 1.5 s each. No test asserts on
+/// this bound; the outage test (routing.rs) closes the pool, which fails at once.
+/// 30 s matches the service's own request timeout.
+pub const TEST_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The instant every test starts at.
 pub fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 18, 9, 30, 0).unwrap()
@@ -206,6 +221,7 @@ impl TestApp {
         };
         let mut options = StoreOptions::new(url);
         options.max_connections = 8;
+        options.acquire_timeout = TEST_ACQUIRE_TIMEOUT;
         let store = Store::connect(&options).await.expect("connect");
         store.migrate().await.expect("migrate");
         let clock = FixedClock::new(t0());

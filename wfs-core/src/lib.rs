@@ -71,6 +71,7 @@ pub struct Wfs {
     tokens: Arc<TokenKeys>,
     sign_in_throttle: Arc<SignInThrottle>,
     webhooks: Arc<service::webhooks::Webhooks>,
+    in_flight: Arc<service::idempotency::InFlightKeys>,
 }
 
 impl Wfs {
@@ -85,6 +86,7 @@ impl Wfs {
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
             sign_in_throttle: Arc::default(),
             webhooks: Arc::new(service::webhooks::Webhooks::new(Default::default())),
+            in_flight: Arc::default(),
         })
     }
 

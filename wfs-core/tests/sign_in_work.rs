@@ -14,7 +14,10 @@ use wfs_core::{AuthFailure, Error, Store, StoreOptions, Wfs};
 async fn every_failed_sign_in_costs_one_password_verification() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
-    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+    let mut options = StoreOptions::new(url);
+    // A fresh file waits on fsync; a slow CI disk must not fail the test.
+    options.acquire_timeout = std::time::Duration::from_secs(30);
+    let store = Store::connect(&options).await.unwrap();
     store.migrate().await.unwrap();
     let wfs = Wfs::new(store, &[7; 32]).unwrap();
     let tx = wfs.begin().await.unwrap();

@@ -93,6 +93,8 @@ impl Db {
     async fn store(&self) -> Store {
         let mut options = StoreOptions::new(self.url.clone());
         options.max_connections = 8;
+        // A fresh file waits on fsync; a slow CI disk must not fail the test.
+        options.acquire_timeout = std::time::Duration::from_secs(30);
         Store::connect(&options).await.expect("connect")
     }
 

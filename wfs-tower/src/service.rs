@@ -179,19 +179,14 @@ impl Shared {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let mut held = HeldKey {
-            wfs: &self.wfs,
-            lock: None,
-        };
+        // A timeout drops the request's future: its transaction, with the
+        // Idempotency-Key claimed in it, rolls back, so a retry runs afresh.
         let answer = match self.config.request_timeout {
-            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen, &mut held.lock))
+            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen))
                 .await
                 .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
-            None => self.respond(req, seen, &mut held.lock).await,
+            None => self.respond(req, seen).await,
         };
-        // A key still held was not settled with an answer (a timeout, a 5xx): free it
-        // before answering, so an immediate retry runs afresh.
-        held.release().await;
         let response = match answer {
             Ok(reply) => reply.into_response(),
             Err(err) => {
@@ -216,12 +211,7 @@ impl Shared {
         response
     }
 
-    async fn respond<B>(
-        &self,
-        req: Request<B>,
-        seen: &mut Seen,
-        held: &mut Option<IdempotencyLock>,
-    ) -> Result<Reply, ApiError>
+    async fn respond<B>(&self, req: Request<B>, seen: &mut Seen) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
         B::Data: Send,
@@ -274,64 +264,64 @@ impl Shared {
         if !route.writes() {
             return (route.handler)(&ctx).await;
         }
-        *held = match (idempotency_key, caller.idempotency_scope()) {
-            (Some(key), Some(scope)) => match self.claim(&parts, &scope, &key, &body).await? {
-                Claim::Replay(stored) => return Ok(replayed(stored)),
-                Claim::Acquired(lock) => Some(lock),
-            },
+        let claim = match (idempotency_key, caller.idempotency_scope()) {
+            (Some(key), Some(scope)) => Some(IdempotentRequest {
+                scope,
+                key,
+                // This exact request: method, path with query, body.
+                fingerprint: Fingerprint::of(
+                    parts.method.as_str(),
+                    parts
+                        .uri
+                        .path_and_query()
+                        .map_or(parts.uri.path(), |p| p.as_str()),
+                    &body,
+                ),
+            }),
             _ => None,
         };
-        let result = self.write(route, ctx, held.as_ref()).await;
-        // Stored with the write (a success or a replayable answer): the key is
-        // settled. Otherwise nothing was stored, and the caller frees the key.
-        if result
-            .as_ref()
-            .map_or_else(ApiError::is_replayable, |_| true)
-        {
-            *held = None;
-        }
-        result
+        self.write(route, ctx, claim).await
     }
 
-    /// Claims the Idempotency-Key for this exact request (method, path with query,
-    /// body), or finds the answer it already got.
-    async fn claim(
-        &self,
-        parts: &http::request::Parts,
-        scope: &str,
-        key: &IdempotencyKey,
-        body: &[u8],
-    ) -> Result<Claim, ApiError> {
-        let path = parts
-            .uri
-            .path_and_query()
-            .map_or(parts.uri.path(), |p| p.as_str());
-        let fingerprint = Fingerprint::of(parts.method.as_str(), path, body);
-        Ok(self
-            .wfs
-            .claim_idempotency_key(scope, key, &fingerprint)
-            .await?)
-    }
-
-    /// Runs a write handler in one transaction with its idempotency record, and
-    /// commits, or rolls back explicitly so the SQLite writer queue never hands the
-    /// database on with a rollback still pending.
+    /// Runs a write handler in one transaction with its Idempotency-Key's claim and
+    /// record, and commits, or rolls back explicitly so the SQLite writer queue never
+    /// hands the database on with a rollback still pending.
     async fn write(
         &self,
         route: &'static Route,
         ctx: Ctx<'_>,
-        lock: Option<&IdempotencyLock>,
+        claim: Option<IdempotentRequest>,
     ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
-        match self.write_in(&tx, route, ctx, lock).await {
+        // Dropped after the transaction has ended: a same-key request is "in progress"
+        // until then.
+        let lock = match claim {
+            None => None,
+            Some(req) => {
+                let claimed = self
+                    .wfs
+                    .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
+                    .await;
+                match claimed {
+                    Ok(Claim::Acquired(lock)) => Some(lock),
+                    Ok(Claim::Replay(stored)) => {
+                        rollback(tx).await;
+                        return Ok(replayed(stored));
+                    }
+                    Err(err) => {
+                        rollback(tx).await;
+                        return Err(err.into());
+                    }
+                }
+            }
+        };
+        match self.write_in(&tx, route, ctx, lock.as_ref()).await {
             TxEnd::Commit(answer) => {
                 tx.commit().await?;
                 answer
             }
             TxEnd::Rollback(abort) => {
-                if let Err(err) = tx.rollback().await {
-                    tracing::warn!(error = %err, "rollback failed");
-                }
+                rollback(tx).await;
                 Err(abort)
             }
         }
@@ -391,6 +381,19 @@ impl Shared {
     }
 }
 
+/// An Idempotency-Key to claim in the write's transaction.
+struct IdempotentRequest {
+    scope: String,
+    key: IdempotencyKey,
+    fingerprint: Fingerprint,
+}
+
+async fn rollback(tx: wfs_core::WriteTx) {
+    if let Err(err) = tx.rollback().await {
+        tracing::warn!(error = %err, "rollback failed");
+    }
+}
+
 /// How a write's transaction ends.
 enum TxEnd {
     /// Commit, then give the answer: a success, or a 4xx stored for replay.
@@ -446,39 +449,5 @@ where
         Err(err) => Err(ApiError::bad_request(format!(
             "Could not read the request body: {err}"
         ))),
-    }
-}
-
-/// An idempotency key this request claimed and has not settled. `serve` releases it
-/// before answering a timeout or a 5xx; if the whole request is dropped (the client
-/// went away) it is released in the background. Either way a retry runs afresh
-/// instead of meeting `409 ... still in progress` until the lock times out.
-struct HeldKey<'a> {
-    wfs: &'a Wfs,
-    lock: Option<IdempotencyLock>,
-}
-
-impl HeldKey<'_> {
-    async fn release(&mut self) {
-        if let Some(lock) = self.lock.take()
-            && let Err(err) = self.wfs.release_idempotency_key(lock).await
-        {
-            tracing::warn!(error = %err, "could not release an idempotency key");
-        }
-    }
-}
-
-impl Drop for HeldKey<'_> {
-    fn drop(&mut self) {
-        let Some(lock) = self.lock.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let wfs = self.wfs.clone();
-        runtime.spawn(async move {
-            if let Err(err) = wfs.release_idempotency_key(lock).await {
-                tracing::warn!(error = %err, "could not release an abandoned idempotency key");
-            }
-        });
     }
 }

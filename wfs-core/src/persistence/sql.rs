@@ -7,7 +7,7 @@
 //! Every statement about a company's rows takes the [`CompanyId`] first and filters
 //! on it, as [`super::repo`] does for the builder's queries.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, Value};
@@ -182,6 +182,30 @@ pub(crate) async fn approved_overtime(
         sums.push((user, role, hours.unwrap_or(0.0)));
     }
     Ok(sums)
+}
+
+/// Whether this transaction may run the request of (`scope`, `key`): on PostgreSQL a
+/// transaction-scoped advisory lock on the pair, held until commit or rollback, so a
+/// concurrent request with the same key in any process is told it is in progress
+/// instead of queueing behind the first. On SQLite one process owns the file and
+/// [`crate::service::idempotency`] excludes in memory: always `true`.
+pub(crate) async fn try_lock_idempotency_key(
+    conn: &impl ConnectionTrait,
+    scope: &str,
+    key: &str,
+) -> Result<bool> {
+    if !is_postgres(conn) {
+        return Ok(true);
+    }
+    let row = conn
+        .query_one_raw(statement(
+            conn,
+            "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0)) AS locked",
+            [scope.into(), key.into()],
+        ))
+        .await?
+        .ok_or_else(|| Error::internal("pg_try_advisory_xact_lock answered no row"))?;
+    Ok(row.try_get::<bool>("", "locked")?)
 }
 
 /// A new idempotency record for (`scope`, `key`), unless one exists: whether this

@@ -14,14 +14,24 @@
 //!    leaves only the in-progress record, which a retry takes over after the timeout.
 //! 3. **Release** when the response is not to be stored (5xx and the like): delete
 //!    our in-progress record so a retry runs afresh.
+//!
+//! The API itself claims inside the write's transaction
+//! ([`Wfs::claim_idempotency_key_in`]): steps 1 and 2 commit together, a failure rolls
+//! the claim back with everything else (nothing to release), and a concurrent request
+//! with the same key meets an in-memory or advisory exclusion instead of a committed
+//! in-progress record. Records in progress that another process committed (a host
+//! using the two-transaction protocol) are honoured the same way.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::idempotency::{Fingerprint, IdempotencyKey};
 use crate::error::{Error, IdempotencyConflict, Result};
 use crate::persistence::entity::idempotency_record as record;
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use uuid::Uuid;
 
 /// How long a completed record is replayed; after that the key may be reused.
@@ -49,6 +59,64 @@ pub struct IdempotencyLock {
     scope: String,
     key: String,
     token: Uuid,
+    /// This process's exclusion, for locks claimed inside the write's transaction.
+    _held: Option<Arc<InFlight>>,
+}
+
+impl IdempotencyLock {
+    fn new(scope: &str, key: &IdempotencyKey, token: Uuid, held: Option<InFlight>) -> Self {
+        Self {
+            scope: scope.into(),
+            key: key.as_str().into(),
+            token,
+            _held: held.map(Arc::new),
+        }
+    }
+}
+
+/// The (scope, key) pairs whose request runs in this process now.
+#[derive(Debug, Default)]
+pub(crate) struct InFlightKeys(Mutex<HashSet<(String, String)>>);
+
+/// One pair of [`InFlightKeys`], given back when dropped.
+#[derive(Debug)]
+struct InFlight {
+    keys: Arc<InFlightKeys>,
+    pair: (String, String),
+}
+
+impl InFlight {
+    /// `None` when the pair is already in flight.
+    fn enter(keys: &Arc<InFlightKeys>, scope: &str, key: &IdempotencyKey) -> Option<Self> {
+        let pair = (scope.to_owned(), key.as_str().to_owned());
+        let fresh = keys
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(pair.clone());
+        fresh.then(|| Self {
+            keys: keys.clone(),
+            pair,
+        })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.keys
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.pair);
+    }
+}
+
+/// What one claiming attempt found.
+enum Step {
+    Acquired,
+    Replay(StoredResponse),
+    /// An obstacle was removed, or raced away: try again.
+    Again,
 }
 
 /// Outcome of [`Wfs::claim_idempotency_key`].
@@ -61,7 +129,10 @@ pub enum Claim {
 }
 
 impl Wfs {
-    /// Claims `key` in `scope` for a request with fingerprint `fp`.
+    /// Claims `key` in `scope` for a request with fingerprint `fp`, in a short
+    /// transaction of its own: the two-transaction protocol of the module docs, for
+    /// hosts whose write runs elsewhere. [`Wfs::claim_idempotency_key_in`] does the same
+    /// inside the write's own transaction, one commit cheaper.
     ///
     /// # Errors
     /// [`Error::Idempotency`] when the key was used for a different request or its
@@ -74,75 +145,118 @@ impl Wfs {
     ) -> Result<Claim> {
         // Each pass either decides or removes an obstacle someone else may race us on.
         for _ in 0..4 {
-            let now = self.now();
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
-            let inserted = sql::insert_idempotency_claim(
-                &*tx,
-                scope,
-                key.as_str(),
-                fp.as_str(),
-                IN_PROGRESS,
-                token,
-                now,
-            )
-            .await?;
-            if inserted {
-                tx.commit().await?;
-                return Ok(Claim::Acquired(IdempotencyLock {
-                    scope: scope.into(),
-                    key: key.as_str().into(),
-                    token,
-                }));
-            }
-            let Some(existing) =
-                record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
-                    .one(&*tx)
-                    .await?
-            else {
-                continue;
-            };
-            if existing.created_at <= now - RETENTION {
-                record::Entity::delete_many()
-                    .filter(record::Column::Scope.eq(scope))
-                    .filter(record::Column::Key.eq(key.as_str()))
-                    .filter(record::Column::LockToken.eq(existing.lock_token))
-                    .exec(&*tx)
-                    .await?;
-                tx.commit().await?;
-                continue;
-            }
-            if existing.fingerprint != fp.as_str() {
-                return Err(Error::Idempotency(IdempotencyConflict::KeyReused));
-            }
-            if existing.state == COMPLETED {
-                return stored_response(existing).map(Claim::Replay);
-            }
-            if existing.locked_at > now - LOCK_TIMEOUT {
-                return Err(Error::Idempotency(IdempotencyConflict::InProgress));
-            }
-            // The holder crashed or stalled: take the key over if nobody beat us to it.
-            let taken = record::Entity::update_many()
-                .col_expr(record::Column::LockToken, token.into())
-                .col_expr(record::Column::LockedAt, now.into())
-                .filter(record::Column::Scope.eq(scope))
-                .filter(record::Column::Key.eq(key.as_str()))
-                .filter(record::Column::LockToken.eq(existing.lock_token))
-                .filter(record::Column::State.eq(IN_PROGRESS))
-                .exec(&*tx)
-                .await?
-                .rows_affected
-                == 1;
-            if taken {
-                tx.commit().await?;
-                return Ok(Claim::Acquired(IdempotencyLock {
-                    scope: scope.into(),
-                    key: key.as_str().into(),
-                    token,
-                }));
+            match self.claim_step(&*tx, scope, key, fp, token).await? {
+                Step::Acquired => {
+                    tx.commit().await?;
+                    return Ok(Claim::Acquired(IdempotencyLock::new(scope, key, token, None)));
+                }
+                Step::Replay(stored) => return Ok(Claim::Replay(stored)),
+                Step::Again => tx.commit().await?,
             }
         }
         Err(Error::Idempotency(IdempotencyConflict::InProgress))
+    }
+
+    /// Claims `key` inside `tx`, the transaction that will also run the request and
+    /// [complete](Wfs::complete_idempotency_key) the record: the claim commits with the
+    /// write or not at all, so nothing is left to release when the request fails, and
+    /// a write costs one commit. While `tx` runs, another request with the same key
+    /// is answered [`IdempotencyConflict::InProgress`] at once: from memory in this
+    /// process, and on PostgreSQL from a transaction-scoped advisory lock in any
+    /// process (see [`sql::try_lock_idempotency_key`]). The exclusion lasts as long as
+    /// the returned lock is alive and `tx` is open: keep the lock until `tx` ends.
+    ///
+    /// # Errors
+    /// As [`Wfs::claim_idempotency_key`].
+    pub async fn claim_idempotency_key_in(
+        &self,
+        tx: &WriteTx,
+        scope: &str,
+        key: &IdempotencyKey,
+        fp: &Fingerprint,
+    ) -> Result<Claim> {
+        let in_progress = || Error::Idempotency(IdempotencyConflict::InProgress);
+        let held = InFlight::enter(&self.in_flight, scope, key).ok_or_else(in_progress)?;
+        if !sql::try_lock_idempotency_key(&**tx, scope, key.as_str()).await? {
+            return Err(in_progress());
+        }
+        for _ in 0..4 {
+            let token = Uuid::new_v4();
+            match self.claim_step(&**tx, scope, key, fp, token).await? {
+                Step::Acquired => {
+                    let lock = IdempotencyLock::new(scope, key, token, Some(held));
+                    return Ok(Claim::Acquired(lock));
+                }
+                Step::Replay(stored) => return Ok(Claim::Replay(stored)),
+                Step::Again => {}
+            }
+        }
+        Err(in_progress())
+    }
+
+    /// One attempt at claiming: insert an in-progress record, or decide from the one
+    /// that exists (see the module docs).
+    async fn claim_step(
+        &self,
+        conn: &impl ConnectionTrait,
+        scope: &str,
+        key: &IdempotencyKey,
+        fp: &Fingerprint,
+        token: Uuid,
+    ) -> Result<Step> {
+        let now = self.now();
+        let inserted = sql::insert_idempotency_claim(
+            conn,
+            scope,
+            key.as_str(),
+            fp.as_str(),
+            IN_PROGRESS,
+            token,
+            now,
+        )
+        .await?;
+        if inserted {
+            return Ok(Step::Acquired);
+        }
+        let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
+            .one(conn)
+            .await?
+        else {
+            return Ok(Step::Again);
+        };
+        if existing.created_at <= now - RETENTION {
+            record::Entity::delete_many()
+                .filter(record::Column::Scope.eq(scope))
+                .filter(record::Column::Key.eq(key.as_str()))
+                .filter(record::Column::LockToken.eq(existing.lock_token))
+                .exec(conn)
+                .await?;
+            return Ok(Step::Again);
+        }
+        if existing.fingerprint != fp.as_str() {
+            return Err(Error::Idempotency(IdempotencyConflict::KeyReused));
+        }
+        if existing.state == COMPLETED {
+            return stored_response(existing).map(Step::Replay);
+        }
+        if existing.locked_at > now - LOCK_TIMEOUT {
+            return Err(Error::Idempotency(IdempotencyConflict::InProgress));
+        }
+        // The holder crashed or stalled: take the key over if nobody beat us to it.
+        let taken = record::Entity::update_many()
+            .col_expr(record::Column::LockToken, token.into())
+            .col_expr(record::Column::LockedAt, now.into())
+            .filter(record::Column::Scope.eq(scope))
+            .filter(record::Column::Key.eq(key.as_str()))
+            .filter(record::Column::LockToken.eq(existing.lock_token))
+            .filter(record::Column::State.eq(IN_PROGRESS))
+            .exec(conn)
+            .await?
+            .rows_affected
+            == 1;
+        Ok(if taken { Step::Acquired } else { Step::Again })
     }
 
     /// Stores `response` for replay, inside the transaction that made the write.
