@@ -64,7 +64,12 @@ async fn every_acknowledged_role_write_is_listed_at_once_while_reads_race_it() {
             .await;
         created.assert_status(201);
         expected.push(title);
-        assert_eq!(titles(&app.get(&key, ROLES).await.body), expected, "{}", backend_name());
+        assert_eq!(
+            titles(&app.get(&key, ROLES).await.body),
+            expected,
+            "{}",
+            backend_name()
+        );
         // A rename and a delete are visible at once too.
         let id = created.body["id"].as_str().unwrap();
         if n % 3 == 1 {
@@ -76,7 +81,9 @@ async fn every_acknowledged_role_write_is_listed_at_once_while_reads_race_it() {
             assert_eq!(titles(&app.get(&key, ROLES).await.body), expected);
         }
         if n % 3 == 2 {
-            app.delete(&key, &format!("{ROLES}/{id}")).await.assert_status(200);
+            app.delete(&key, &format!("{ROLES}/{id}"))
+                .await
+                .assert_status(200);
             expected.pop();
             assert_eq!(titles(&app.get(&key, ROLES).await.body), expected);
         }

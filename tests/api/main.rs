@@ -10,6 +10,7 @@ mod host_api;
 
 mod api_keys;
 mod api_reference;
+mod caches;
 mod client;
 mod embedding;
 mod feed_consistency;
@@ -26,5 +27,6 @@ mod schedules;
 mod shifts;
 mod sign_in;
 mod staff;
+mod webhook_subscriptions_cache;
 mod webhooks;
 mod workforce;

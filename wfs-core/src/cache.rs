@@ -1,10 +1,12 @@
-//! In-process caches of the hottest small reads: verified API keys and each
-//! company's job roles. What makes them correct, across transactions and processes,
-//! is in [`persistence::changes`](crate::persistence::changes); here is only the
-//! fill protocol that keeps a slow read from putting back what a change removed.
+//! In-process caches of the hottest small reads: verified API keys, each company's
+//! job roles, and each company's webhook subscriptions. What makes them correct,
+//! across transactions and processes, is in
+//! [`persistence::changes`](crate::persistence::changes); here is only the fill
+//! protocol that keeps a slow read from putting back what a change removed.
 
 use crate::domain::credentials::SecretHash;
-use crate::ids::CompanyId;
+use crate::domain::webhook::Subscription;
+use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::persistence::changes::Topic;
 use crate::principal::KeyPrincipal;
 use crate::service::job_roles::JobRole;
@@ -18,7 +20,7 @@ use std::sync::{Arc, RwLock};
 /// Keys cached at most: only verified keys are cached, so this is the number of
 /// keys in use, not of ids a caller can invent.
 const KEY_CAPACITY: usize = 50_000;
-/// Companies whose job roles are cached at most.
+/// Companies whose job roles (or webhook subscriptions) are cached at most.
 const COMPANY_CAPACITY: usize = 10_000;
 
 /// A verified key: what authenticating it again needs, without the database.
@@ -33,6 +35,9 @@ pub(crate) struct CachedKey {
 pub(crate) struct Caches {
     pub(crate) keys: ReadCache<String, CachedKey>,
     pub(crate) job_roles: ReadCache<CompanyId, Arc<[JobRole]>>,
+    /// Each company's enabled webhook endpoints and what they subscribe to, read by
+    /// every write that emits an event (see `Wfs::emit`).
+    pub(crate) endpoints: ReadCache<CompanyId, Arc<[(WebhookEndpointId, Subscription)]>>,
 }
 
 impl Default for Caches {
@@ -40,6 +45,7 @@ impl Default for Caches {
         Self {
             keys: ReadCache::new(KEY_CAPACITY),
             job_roles: ReadCache::new(COMPANY_CAPACITY),
+            endpoints: ReadCache::new(COMPANY_CAPACITY),
         }
     }
 }
@@ -49,12 +55,14 @@ impl Caches {
         match topic {
             Topic::Key(client_id) => self.keys.invalidate(client_id.as_str()),
             Topic::JobRoles(company) => self.job_roles.invalidate(company),
+            Topic::Endpoints(company) => self.endpoints.invalidate(company),
         }
     }
 
     pub(crate) fn clear(&self) {
         self.keys.clear();
         self.job_roles.clear();
+        self.endpoints.clear();
     }
 }
 

@@ -43,6 +43,9 @@ pub(crate) enum Topic {
     Key(String),
     /// A company's job roles.
     JobRoles(CompanyId),
+    /// A company's webhook endpoints: which exist, which are enabled, and what each
+    /// subscribes to.
+    Endpoints(CompanyId),
 }
 
 impl Topic {
@@ -51,6 +54,7 @@ impl Topic {
         match self {
             Topic::Key(client_id) => format!("k:{client_id}"),
             Topic::JobRoles(company) => format!("r:{company}"),
+            Topic::Endpoints(company) => format!("e:{company}"),
         }
     }
 
@@ -59,6 +63,7 @@ impl Topic {
         match payload.split_once(':')? {
             ("k", client_id) => Some(Topic::Key(client_id.to_owned())),
             ("r", company) => company.parse().ok().map(Topic::JobRoles),
+            ("e", company) => company.parse().ok().map(Topic::Endpoints),
             _ => None,
         }
     }
@@ -286,11 +291,16 @@ mod tests {
     #[test]
     fn payloads_name_their_topic() {
         let company = CompanyId::new();
-        for topic in [Topic::Key("api_abc".into()), Topic::JobRoles(company)] {
+        for topic in [
+            Topic::Key("api_abc".into()),
+            Topic::JobRoles(company),
+            Topic::Endpoints(company),
+        ] {
             assert_eq!(Topic::parse(&topic.payload()), Some(topic));
         }
         assert_eq!(Topic::parse(""), None);
         assert_eq!(Topic::parse("r:not-a-uuid"), None);
+        assert_eq!(Topic::parse("e:not-a-uuid"), None);
         assert_eq!(Topic::parse("x:y"), None);
     }
 

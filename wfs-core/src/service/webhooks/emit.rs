@@ -10,6 +10,7 @@ use crate::domain::json::whole_number;
 use crate::domain::webhook::{DeliveryStatus, EventType, Subscription};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::changes::Topic;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::owned_by;
 use crate::service::job_roles::JobRole;
@@ -19,6 +20,7 @@ use crate::service::staff::StaffMember;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// The body every delivery of an event sends.
 #[derive(Serialize)]
@@ -236,6 +238,8 @@ impl Wfs {
     /// Records an event of `kind` in `conn`'s transaction, with a pending delivery
     /// to every enabled endpoint of the company that subscribes to it. Commits or
     /// rolls back with the change; the worker only ever sees committed events.
+    ///
+    /// The company's subscriptions come from [`Wfs::webhook_subscriptions`], cached.
     pub(crate) async fn emit<T: Serialize>(
         &self,
         conn: &impl ConnectionTrait,
@@ -243,7 +247,65 @@ impl Wfs {
         kind: EventType,
         data: &T,
     ) -> Result<WebhookEventId> {
-        let endpoints: Vec<(uuid::Uuid, String)> = owned_by::<webhook_endpoint::Entity>(company)
+        let subscriptions = self.webhook_subscriptions(conn, company).await?;
+        let targets = subscriptions
+            .iter()
+            .filter(|(_, subscription)| subscription.wants(kind))
+            .map(|(id, _)| *id);
+        self.record_event(conn, company, kind, data, targets).await
+    }
+
+    /// The company's enabled endpoints and what each subscribes to, as `conn` sees
+    /// them: every write reads this, so it is served from the in-process cache when
+    /// the change hub allows (see [`crate::persistence::changes`]).
+    ///
+    /// # Why a fill never holds uncommitted endpoints
+    ///
+    /// A cache miss reads through `conn`, the writing transaction, which sees its own
+    /// uncommitted endpoint changes (a host may create an endpoint and then a job
+    /// role in one transaction). Such a read must not fill the cache: the change may
+    /// still roll back, and no other transaction sees it yet. It cannot:
+    ///
+    /// * every statement that changes which endpoints a company has, which are
+    ///   enabled, or what they subscribe to is followed in its own transaction by
+    ///   [`Wfs::webhook_endpoints_changed`] (create, update, delete; the worker's
+    ///   disabling after `410 Gone` and after too many failures). A rotated secret,
+    ///   a new URL or description, and the failure streak are not cached;
+    /// * from that call on, the topic is pending, so `cacheable` is false, until
+    ///   every write transaction begun by then has ended, this one included (rolling
+    ///   back a savepoint inside it does not end it). So a transaction that changed
+    ///   the company's endpoints reads them from the database, and fills nothing,
+    ///   for the rest of its life. (Were something filled meanwhile, no read could
+    ///   use it while the topic is pending, and settling it drops the entry.)
+    /// * a transaction that did not change them reads only committed endpoints, as
+    ///   a read through the pool would: PostgreSQL's READ COMMITTED (what
+    ///   [`Store::begin`](crate::Store::begin) opens) gives each statement a fresh
+    ///   snapshot, and SQLite's single writer admits no other commit while it runs.
+    ///   A change committed after the ticket was taken drops the fill, as for the
+    ///   other caches.
+    ///
+    /// This rests on writes going through [`Store::begin`](crate::Store::begin) or
+    /// the pool, as the change hub requires: a transaction the hub does not count
+    /// could settle its own change while still open.
+    ///
+    /// Another process's change arrives by `NOTIFY` when it commits; until then
+    /// this process may still use what it had, as a read just before that commit
+    /// would have. If that change deleted an endpoint, a delivery queued to it in
+    /// that moment fails the write on the foreign key, as it already could between
+    /// the read and the insert without a cache.
+    pub(crate) async fn webhook_subscriptions(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+    ) -> Result<Arc<[(WebhookEndpointId, Subscription)]>> {
+        let changes = self.store().changes();
+        let cache = &changes.caches().endpoints;
+        let cacheable = changes.cacheable(|| Topic::Endpoints(company));
+        if cacheable && let Some(subscriptions) = cache.get(&company) {
+            return Ok(subscriptions);
+        }
+        let ticket = cache.ticket();
+        let rows: Vec<(uuid::Uuid, String)> = owned_by::<webhook_endpoint::Entity>(company)
             .select_only()
             .columns([
                 webhook_endpoint::Column::Id,
@@ -253,11 +315,14 @@ impl Wfs {
             .into_tuple()
             .all(conn)
             .await?;
-        let targets = endpoints
+        let subscriptions: Arc<[(WebhookEndpointId, Subscription)]> = rows
             .into_iter()
-            .filter(|(_, types)| Subscription::from_stored(types).wants(kind))
-            .map(|(id, _)| WebhookEndpointId(id));
-        self.record_event(conn, company, kind, data, targets).await
+            .map(|(id, types)| (WebhookEndpointId(id), Subscription::from_stored(&types)))
+            .collect();
+        if cacheable {
+            cache.fill(ticket, company, subscriptions.clone());
+        }
+        Ok(subscriptions)
     }
 
     /// Writes the event row and one pending delivery per target endpoint.

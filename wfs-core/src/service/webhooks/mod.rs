@@ -18,6 +18,7 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::changes::Topic;
 use crate::persistence::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::{find_owned, locked, owned_by};
 use chrono::{DateTime, Utc};
@@ -406,6 +407,19 @@ impl Wfs {
         find_owned::<webhook_endpoint::Entity>(conn, company, id.0, "Webhook endpoint").await
     }
 
+    /// Announces, through the connection of the statement that made it, a change to
+    /// which endpoints the company has, which are enabled, or what they subscribe to:
+    /// the subscriptions every emitted event reads are cached (see
+    /// [`Wfs::webhook_subscriptions`]). Call it right after that statement.
+    pub(crate) async fn webhook_endpoints_changed(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+    ) -> Result<()> {
+        let changes = self.store().changes();
+        Ok(changes.changed(conn, Topic::Endpoints(company)).await?)
+    }
+
     /// Registers an endpoint and generates its secret.
     ///
     /// # Errors
@@ -452,6 +466,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        self.webhook_endpoints_changed(conn, company).await?;
         Ok(EndpointWithSecret {
             endpoint: created.into(),
             secret,
@@ -532,6 +547,7 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let updated = active.update(conn).await?;
+        self.webhook_endpoints_changed(conn, company).await?;
         if updated.enabled {
             self.webhooks.wake();
         }
@@ -565,6 +581,7 @@ impl Wfs {
         webhook_endpoint::Entity::delete_by_id(found.id)
             .exec(conn)
             .await?;
+        self.webhook_endpoints_changed(conn, company).await?;
         Ok(())
     }
 

@@ -562,7 +562,7 @@ impl Worker {
                     .exec(tx)
                     .await?;
                 if done.rows_affected == 1 {
-                    endpoint(webhook_endpoint::Entity::update_many())
+                    let disabled = endpoint(webhook_endpoint::Entity::update_many())
                         .col_expr(webhook_endpoint::Column::Enabled, Expr::value(false))
                         .col_expr(
                             webhook_endpoint::Column::DisabledReason,
@@ -570,6 +570,11 @@ impl Worker {
                         )
                         .exec(tx)
                         .await?;
+                    if disabled.rows_affected > 0 {
+                        self.wfs
+                            .webhook_endpoints_changed(tx, claim.target.company_id.into())
+                            .await?;
+                    }
                     // Every other pending delivery to it fails too (a manual retry or a
                     // replay after re-enabling sends them again).
                     settled(
@@ -637,7 +642,7 @@ impl Worker {
                     None => settled(q, DeliveryStatus::Failed),
                 };
                 if q.exec(tx).await?.rows_affected == 1 {
-                    self.note_failure(tx, claim.endpoint, now).await?;
+                    self.note_failure(tx, &claim.target, now).await?;
                 }
             }
         }
@@ -650,9 +655,10 @@ impl Worker {
     async fn note_failure(
         &self,
         conn: &impl ConnectionTrait,
-        endpoint: Uuid,
+        target: &webhook_endpoint::Model,
         now: DateTime<Utc>,
     ) -> Result<()> {
+        let endpoint = target.id;
         webhook_endpoint::Entity::update_many()
             .filter(webhook_endpoint::Column::Id.eq(endpoint))
             .filter(webhook_endpoint::Column::FailingSince.is_null())
@@ -660,7 +666,7 @@ impl Worker {
             .exec(conn)
             .await?;
         let cutoff = now - chrono_duration(self.settings.disable_after);
-        webhook_endpoint::Entity::update_many()
+        let disabled = webhook_endpoint::Entity::update_many()
             .filter(webhook_endpoint::Column::Id.eq(endpoint))
             .filter(webhook_endpoint::Column::Enabled.eq(true))
             .filter(webhook_endpoint::Column::FailingSince.lt(cutoff))
@@ -672,6 +678,11 @@ impl Worker {
             .col_expr(webhook_endpoint::Column::UpdatedAt, Expr::value(now))
             .exec(conn)
             .await?;
+        if disabled.rows_affected > 0 {
+            self.wfs
+                .webhook_endpoints_changed(conn, target.company_id.into())
+                .await?;
+        }
         Ok(())
     }
 
