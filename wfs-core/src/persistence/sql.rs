@@ -108,44 +108,36 @@ pub(crate) async fn version_floor(
     })
 }
 
-/// Seconds worked per UTC day (`YYYY-MM-DD`) of clock-in in `[from, to)`: confirmed
-/// shifts with both clock times, each counting its clocked time capped at its
-/// scheduled length. Days without work are absent.
-pub(crate) async fn seconds_worked_per_day(
+/// Microseconds worked per UTC date of clock-in, for dates in `[from, to)`, in date
+/// order: confirmed shifts with both clock times, each counting its clocked time
+/// capped at its scheduled length. Dates without work are absent.
+///
+/// Both backends run the same text: one range scan of the partial index
+/// `ix_shifts_worked`, which holds the generated columns `clocked_in_on` and
+/// `worked_micros` in date order, so the sum needs neither the table nor a sort
+/// (migration `m20261125_000008`).
+pub(crate) async fn micros_worked_per_day(
     conn: &impl ConnectionTrait,
     company: CompanyId,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-) -> Result<Vec<(String, f64)>> {
-    let (day, seconds) = if is_postgres(conn) {
-        (
-            "to_char(clocked_in AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-            "LEAST(EXTRACT(EPOCH FROM (clocked_out - clocked_in)), EXTRACT(EPOCH FROM (end_at - start_at)))",
-        )
-    } else {
-        // Timestamps are stored as RFC 3339 UTC text: the date is its first ten characters.
-        (
-            "substr(clocked_in, 1, 10)",
-            "MIN((julianday(clocked_out) - julianday(clocked_in)), (julianday(end_at) - julianday(start_at))) * 86400.0",
-        )
-    };
-    let sql = format!(
-        "SELECT {day} AS day, CAST(SUM({seconds}) AS DOUBLE PRECISION) AS seconds FROM shifts \
-         WHERE company_id = $1 AND status = 'confirmed' AND clocked_in IS NOT NULL AND clocked_out IS NOT NULL \
-         AND clocked_in >= $2 AND clocked_in < $3 GROUP BY 1"
-    );
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<(NaiveDate, i64)>> {
+    // The clock conditions repeat the index's own, so that both planners may use it.
     let rows = conn
         .query_all_raw(statement(
             conn,
-            sql,
+            "SELECT clocked_in_on AS day, CAST(SUM(worked_micros) AS BIGINT) AS micros FROM shifts \
+             WHERE company_id = $1 AND status = 'confirmed' AND clocked_in IS NOT NULL AND clocked_out IS NOT NULL \
+             AND clocked_in_on >= $2 AND clocked_in_on < $3 \
+             GROUP BY clocked_in_on ORDER BY clocked_in_on",
             [company.0.into(), from.into(), to.into()],
         ))
         .await?;
     let mut days = Vec::with_capacity(rows.len());
     for row in rows {
-        let day: String = row.try_get("", "day")?;
-        let seconds: Option<f64> = row.try_get("", "seconds")?;
-        days.push((day, seconds.unwrap_or(0.0)));
+        let day: NaiveDate = row.try_get("", "day")?;
+        let micros: Option<i64> = row.try_get("", "micros")?;
+        days.push((day, micros.unwrap_or(0)));
     }
     Ok(days)
 }

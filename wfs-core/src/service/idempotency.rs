@@ -150,7 +150,9 @@ impl Wfs {
             match self.claim_step(&*tx, scope, key, fp, token).await? {
                 Step::Acquired => {
                     tx.commit().await?;
-                    return Ok(Claim::Acquired(IdempotencyLock::new(scope, key, token, None)));
+                    return Ok(Claim::Acquired(IdempotencyLock::new(
+                        scope, key, token, None,
+                    )));
                 }
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
                 Step::Again => tx.commit().await?,
@@ -220,9 +222,10 @@ impl Wfs {
         if inserted {
             return Ok(Step::Acquired);
         }
-        let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
-            .one(conn)
-            .await?
+        let Some(existing) =
+            record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
+                .one(conn)
+                .await?
         else {
             return Ok(Step::Again);
         };

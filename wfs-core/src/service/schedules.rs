@@ -1,8 +1,9 @@
 //! Schedules (shifts in a window, paged), daily hours worked, weekly overtime.
 //!
 //! Hours and overtime are aggregated by the database, on indexes: nothing loads a
-//! company's shifts into memory. `/hours` reads only confirmed shifts with both clock
-//! times (the partial index `ix_shifts_hours`) and groups by the UTC date of clock-in.
+//! company's shifts into memory. `/hours` reads only the partial index
+//! `ix_shifts_worked` (confirmed shifts with both clock times, by UTC date of clock-in,
+//! with each shift's counted time in microseconds) and sums it per date.
 
 use crate::Wfs;
 use crate::domain::time;
@@ -180,26 +181,24 @@ impl Wfs {
                 "from and to may be at most {MAX_HOURS_SPAN_DAYS} days apart"
             )));
         }
-        let days = sql::seconds_worked_per_day(
+        let worked: HashMap<NaiveDate, i64> = sql::micros_worked_per_day(
             self.store().conn(),
             company,
-            midnight(from),
-            midnight(time::add_days("to", to, 1)?),
+            from,
+            time::add_days("to", to, 1)?,
         )
-        .await?;
-        let by_day: HashMap<String, f64> = days.into_iter().collect();
+        .await?
+        .into_iter()
+        .collect();
         Ok(from
             .iter_days()
             .take_while(|d| *d <= to)
-            .map(|date| {
-                let seconds = by_day
-                    .get(&date.format("%Y-%m-%d").to_string())
-                    .copied()
-                    .unwrap_or(0.0);
-                HoursDay {
-                    date,
-                    hours: (seconds / 36.0).round() / 100.0,
-                }
+            .map(|date| HoursDay {
+                date,
+                // One division of exact integers, then half away from zero: a day
+                // on a boundary (18 s is 0.005 h) rounds up on both backends.
+                hours: (worked.get(&date).copied().unwrap_or(0) as f64 / 36_000_000.0).round()
+                    / 100.0,
             })
             .collect())
     }
