@@ -21,10 +21,48 @@ use wfs_core::{Segment, Wfs};
 use wfs_server::demo::{ADMIN_EMAIL, ADMIN_PASSWORD, Outcome};
 use wfs_server::mail;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Every path out of the process comes back here (no `std::process::exit`): the log
+/// writer thread outlives the runtime, so whatever any task logged, at shutdown too,
+/// is written out before an error is printed or the process exits.
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let logs = log_format(&cli).map(telemetry::init);
+    let result = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}").into())
+        .and_then(|runtime| {
+            runtime.block_on(async {
+                if let Some(logs) = &logs {
+                    tokio::spawn(logs.report_drops());
+                }
+                run(cli).await
+            })
+        });
+    if let Some(logs) = logs {
+        logs.finish();
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("wfs-server: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The serving commands' log format; the one-shot commands log nothing (their
+/// stderr is for their own error message).
+fn log_format(cli: &Cli) -> Option<&str> {
+    match &cli.command {
+        Some(Command::Serve(args) | Command::Demo(args)) => Some(&args.log_format),
+        None => Some(&cli.serve.log_format),
+        Some(_) => None,
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), BoxError> {
+    match cli.command {
         Some(Command::Serve(args)) => serve(args).await,
         None => serve(cli.serve).await,
         Some(Command::CreateAdmin(args)) => create_admin(args).await,
@@ -32,13 +70,6 @@ async fn main() -> ExitCode {
         Some(Command::Migrate(args)) => migrate(args).await,
         Some(Command::Demo(args)) => demo(args).await,
         Some(Command::Openapi(args)) => print_openapi(args.json),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("wfs-server: {err}");
-            ExitCode::FAILURE
-        }
     }
 }
 
@@ -82,9 +113,9 @@ fn jwt_secret(configured: Option<&str>) -> Result<Vec<u8>, BoxError> {
     }
 }
 
-/// What `serve` and `demo` share: logs, secrets, mailer and a migrated store.
+/// What `serve` and `demo` share (`main` has started the logs): the panic hook,
+/// secrets, mailer and a migrated store.
 async fn start(args: &ServeArgs) -> Result<(Wfs, Arc<dyn Mailer>), BoxError> {
-    telemetry::init(&args.log_format);
     wfs_tower::install_panic_hook();
     let secret = jwt_secret(args.jwt_secret.as_deref())?;
     let mailer = mail::mailer_from_options(args.smtp_url.as_deref(), args.mail_from.as_deref())?;

@@ -2,7 +2,9 @@
 //!
 //! The crates record through the [`metrics`] facade: `wfs-tower` counts requests and
 //! their durations (`/healthz` and `/livez`, answered by the server itself, are
-//! counted here in the same series), `wfs-core` counts webhook delivery attempts. With no recorder
+//! counted here in the same series) and, with `--redis-url`, the rate-limit decisions
+//! Redis failed (each then decided by the server's own limiter: the limit fails
+//! open); `wfs-core` counts webhook delivery attempts. With no recorder
 //! installed (no `--metrics-bind`) those calls do nothing. [`Metrics::install`]
 //! installs `metrics-exporter-prometheus`'s recorder, without its own HTTP server:
 //! the reference server renders on request from its own listener, so the metrics
@@ -10,7 +12,12 @@
 //!
 //! Gauges that describe state rather than events are read when scraped:
 //! `wfs_db_pool_connections` from the pool, `wfs_outbox_pending` by a query (bounded
-//! by [`GAUGE_QUERY_TIMEOUT`]; on failure the last value stays).
+//! by [`GAUGE_QUERY_TIMEOUT`]; on failure the last value stays). So is the count of
+//! log lines the server dropped because its log writer fell behind (the binary's
+//! `telemetry` module hands the writer's counter to [`count_dropped_log_lines`]):
+//! lines are dropped rather than waited for, and this counter is how an operator
+//! learns of it (`docs/decisions.md`, "Logging: non-blocking writer"); any increase means
+//! the log on stderr has gaps.
 //!
 //! | series | type | labels |
 //! |---|---|---|
@@ -19,11 +26,15 @@
 //! | `wfs_db_pool_connections` | gauge | `state`: `idle`, `in_use` |
 //! | `wfs_outbox_pending` | gauge | |
 //! | `wfs_webhook_deliveries_total` | counter | `outcome`: `delivered`, `failed`, `gone` |
+//! | `wfs_rate_limit_store_errors_total` | counter | |
+//! | `wfs_log_lines_dropped_total` | counter | |
 //!
 //! Labels carry route templates and fixed words only, never a raw path or an id.
 
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
 use std::time::Duration;
+use tracing_appender::non_blocking::ErrorCounter;
 use wfs_core::Wfs;
 use wfs_core::sea_orm::DatabaseBackend;
 
@@ -41,6 +52,9 @@ pub const WEBHOOK_DELIVERIES: &str = "wfs_webhook_deliveries_total";
 /// not), and `410 Gone` (the endpoint is disabled).
 pub const WEBHOOK_OUTCOMES: [&str; 3] = ["delivered", "failed", "gone"];
 
+/// Log lines dropped because the log writer's buffer was full.
+pub const LOG_LINES_DROPPED: &str = "wfs_log_lines_dropped_total";
+
 /// Upper bounds of the request-duration buckets, in seconds (up to the 30 s default
 /// request timeout).
 pub const DURATION_BUCKETS: [f64; 13] = [
@@ -53,6 +67,15 @@ pub const GAUGE_QUERY_TIMEOUT: Duration = Duration::from_secs(1);
 /// How often histogram samples are folded into their buckets between scrapes (so
 /// memory stays flat when nobody scrapes).
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// The log writer's count of dropped lines, when the process logs through one.
+static DROPPED_LOG_LINES: OnceLock<ErrorCounter> = OnceLock::new();
+
+/// Reports `counter` (a `tracing-appender` non-blocking writer's) as
+/// [`LOG_LINES_DROPPED`] from now on; the first call in a process wins.
+pub fn count_dropped_log_lines(counter: ErrorCounter) {
+    let _ = DROPPED_LOG_LINES.set(counter);
+}
 
 /// The installed recorder; cheap to clone.
 #[derive(Debug, Clone)]
@@ -75,6 +98,7 @@ impl Metrics {
         for outcome in WEBHOOK_OUTCOMES {
             metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => outcome).increment(0);
         }
+        refresh_dropped_log_lines();
         let upkeep = handle.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(UPKEEP_EVERY);
@@ -109,10 +133,25 @@ fn describe() {
         WEBHOOK_DELIVERIES,
         "Webhook delivery attempts, by outcome (delivered, failed, gone)."
     );
+    metrics::describe_counter!(
+        LOG_LINES_DROPPED,
+        metrics::Unit::Count,
+        "Log lines dropped because the log writer fell behind (the log on stderr has gaps)."
+    );
+}
+
+/// Copies the log writer's count of dropped lines into [`LOG_LINES_DROPPED`] (absent
+/// when the process has no such writer).
+fn refresh_dropped_log_lines() {
+    if let Some(dropped) = DROPPED_LOG_LINES.get() {
+        let total = u64::try_from(dropped.dropped_lines()).unwrap_or(u64::MAX);
+        metrics::counter!(LOG_LINES_DROPPED).absolute(total);
+    }
 }
 
 /// The gauges read at scrape time.
 async fn refresh(wfs: &Wfs) {
+    refresh_dropped_log_lines();
     let (open, idle) = pool_connections(wfs);
     metrics::gauge!(DB_POOL, "state" => "idle").set(f64::from(idle));
     metrics::gauge!(DB_POOL, "state" => "in_use").set(f64::from(open.saturating_sub(idle)));

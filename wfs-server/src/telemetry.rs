@@ -6,25 +6,115 @@
 //! names them: PostgreSQL's notices (`relation "seaql_migrations" already exists,
 //! skipping` at every start) and sea-orm-migration's step-by-step lines; the server
 //! says in one line what the migrations did instead.
+//!
+//! # A writer thread, and what happens when it falls behind
+//!
+//! A request never writes to stderr itself: its formatted line goes into a bounded
+//! buffer of [`BUFFERED_LINES`] lines that one thread, `wfs-log`, writes out
+//! (`tracing-appender`'s non-blocking writer, batched into few `write` calls while
+//! lines keep coming). A slow terminal, a full pipe or a stalled journal therefore
+//! never slows a request.
+//!
+//! When the buffer is full, a new line is **dropped, not waited for** (`docs/decisions.md`,
+//! "Logging: non-blocking writer"), and counted: `wfs_log_lines_dropped_total` on
+//! `GET /metrics` (with `--metrics-bind`), a WARN line at most every
+//! [`DROP_REPORT_EVERY`] saying how many, and a last message at exit.
+//!
+//! [`Logs`] owns the thread: `main` keeps it until the runtime has stopped, then
+//! [`Logs::finish`] writes out every buffered line (waiting about a second at most)
+//! before the process prints an error or exits. A process killed with SIGKILL loses
+//! the lines still buffered; SIGINT and SIGTERM shut down gracefully and lose none.
+//! A panic in a request is one ERROR line through the same buffer; any other panic
+//! is printed by Rust's own hook straight to stderr, as before.
 
 use std::io::IsTerminal as _;
+use std::time::Duration;
+use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 /// Directives that come before the user's own, so `RUST_LOG` can still override them.
 const QUIET: &str = "sqlx::postgres::notice=warn,sea_orm_migration=warn";
 
-pub(crate) fn init(format: &str) {
-    let _ = try_init(format);
+/// Lines the buffer holds before new ones are dropped: about half a second of the
+/// server's request rate at INFO, and a few megabytes at most (each slot is 32
+/// bytes up front; a waiting line is its own size).
+pub(crate) const BUFFERED_LINES: usize = 16_384;
+
+/// How often dropped lines are reported in the log itself.
+pub(crate) const DROP_REPORT_EVERY: Duration = Duration::from_secs(10);
+
+/// The log writer thread. Dropping it (or [`Logs::finish`]) writes out the lines
+/// still buffered.
+#[derive(Debug)]
+pub(crate) struct Logs {
+    guard: WorkerGuard,
+    dropped: ErrorCounter,
 }
 
-fn try_init(format: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+impl Logs {
+    /// Reports dropped lines at WARN, at most once per [`DROP_REPORT_EVERY`], for as
+    /// long as the runtime runs (spawn it).
+    pub(crate) fn report_drops(&self) -> impl Future<Output = ()> + Send + 'static {
+        let dropped = self.dropped.clone();
+        async move {
+            let mut reported = 0;
+            let mut tick = tokio::time::interval(DROP_REPORT_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let total = dropped.dropped_lines();
+                if total > reported {
+                    tracing::warn!(
+                        dropped = total - reported,
+                        total,
+                        "log lines dropped: the log writer fell behind (wfs_log_lines_dropped_total)"
+                    );
+                    reported = total;
+                }
+            }
+        }
+    }
+
+    /// Writes out every buffered line, then says on stderr how many lines were
+    /// dropped in this run, if any.
+    pub(crate) fn finish(self) {
+        let Self { guard, dropped } = self;
+        drop(guard);
+        match dropped.dropped_lines() {
+            0 => {}
+            n => eprintln!(
+                "wfs-server: {n} log line{} dropped in this run (the log writer fell behind)",
+                if n == 1 { " was" } else { "s were" }
+            ),
+        }
+    }
+}
+
+/// Starts the writer thread and installs the subscriber (once per process; a second
+/// call keeps the first subscriber).
+pub(crate) fn init(format: &str) -> Logs {
+    let (writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(BUFFERED_LINES)
+        .lossy(true)
+        .thread_name("wfs-log")
+        .finish(std::io::BufWriter::new(std::io::stderr()));
+    let dropped = writer.error_counter();
+    wfs_server::metrics::count_dropped_log_lines(dropped.clone());
+    let _ = try_init(format, writer);
+    Logs { guard, dropped }
+}
+
+fn try_init(
+    format: &str,
+    writer: NonBlocking,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let user = std::env::var(EnvFilter::DEFAULT_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty());
     let filter = filter(user.as_deref());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     if format == "json" {
         builder.json().try_init()
     } else {
@@ -39,6 +129,8 @@ fn filter(user: Option<&str>) -> EnvFilter {
     EnvFilter::try_new(&wanted).unwrap_or_else(|_| EnvFilter::new(format!("{QUIET},info")))
 }
 
+/// Colours when stderr (where the writer thread writes) is a terminal and
+/// `NO_COLOR` is unset.
 fn colours() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
