@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 /// Keys cached at most: only verified keys are cached, so this is the number of
 /// keys in use, not of ids a caller can invent.
@@ -40,17 +41,17 @@ pub(crate) struct Caches {
     pub(crate) endpoints: ReadCache<CompanyId, Arc<[(WebhookEndpointId, Subscription)]>>,
 }
 
-impl Default for Caches {
-    fn default() -> Self {
+impl Caches {
+    /// Caches whose entries live at most `ttl` after their read (`None`: until
+    /// invalidated).
+    pub(crate) fn new(ttl: Option<Duration>) -> Self {
         Self {
-            keys: ReadCache::new(KEY_CAPACITY),
-            job_roles: ReadCache::new(COMPANY_CAPACITY),
-            endpoints: ReadCache::new(COMPANY_CAPACITY),
+            keys: ReadCache::new(KEY_CAPACITY, ttl),
+            job_roles: ReadCache::new(COMPANY_CAPACITY, ttl),
+            endpoints: ReadCache::new(COMPANY_CAPACITY, ttl),
         }
     }
-}
 
-impl Caches {
     pub(crate) fn invalidate(&self, topic: &Topic) {
         match topic {
             Topic::Key(client_id) => self.keys.invalidate(client_id.as_str()),
@@ -66,24 +67,30 @@ impl Caches {
     }
 }
 
-/// The generation a read saw before it went to the database.
+/// The generation a read saw, and when, before it went to the database.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Ticket(u64);
+pub(crate) struct Ticket {
+    generation: u64,
+    taken: Instant,
+}
 
-/// A map whose fills lose to any invalidation that happened after the read began.
+/// A map whose fills lose to any invalidation that happened after the read began,
+/// and whose entries, with a time-to-live, are not answered once that old.
 pub(crate) struct ReadCache<K, V> {
-    map: RwLock<HashMap<K, V>>,
+    map: RwLock<HashMap<K, (V, Instant)>>,
     /// Moves on at every invalidation, under the write lock.
     generation: AtomicU64,
     capacity: usize,
+    ttl: Option<Duration>,
 }
 
 impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
-    fn new(capacity: usize) -> Self {
+    fn new(capacity: usize, ttl: Option<Duration>) -> Self {
         Self {
             map: RwLock::new(HashMap::new()),
             generation: AtomicU64::new(0),
             capacity,
+            ttl,
         }
     }
 
@@ -96,24 +103,36 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
-            .cloned()
+            .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
+            .map(|(value, _)| value.clone())
     }
 
     /// Taken before reading the database for [`ReadCache::fill`].
     pub(crate) fn ticket(&self) -> Ticket {
-        Ticket(self.generation.load(Ordering::Acquire))
+        Ticket {
+            generation: self.generation.load(Ordering::Acquire),
+            taken: Instant::now(),
+        }
     }
 
     /// Keeps `value` unless something was invalidated since `ticket` was taken (the
-    /// value may predate that change), or the cache is full.
+    /// value may predate that change), or the cache is full. Its age counts from the
+    /// ticket: the read began then.
     pub(crate) fn fill(&self, ticket: Ticket, key: K, value: V) {
         let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
-        if self.generation.load(Ordering::Acquire) != ticket.0
-            || (map.len() >= self.capacity && !map.contains_key(&key))
-        {
+        if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
-        map.insert(key, value);
+        if map.len() >= self.capacity && !map.contains_key(&key) {
+            // Full: make room from expired entries, if any.
+            if let Some(ttl) = self.ttl {
+                map.retain(|_, (_, read_at)| read_at.elapsed() < ttl);
+            }
+            if map.len() >= self.capacity {
+                return;
+            }
+        }
+        map.insert(key, (value, ticket.taken));
     }
 
     pub(crate) fn invalidate<Q>(&self, key: &Q)
@@ -139,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_fill_after_an_invalidation_is_dropped() {
-        let cache: ReadCache<&str, u32> = ReadCache::new(10);
+        let cache: ReadCache<&str, u32> = ReadCache::new(10, None);
         let before = cache.ticket();
         cache.invalidate("a");
         cache.fill(before, "a", 1);
@@ -152,8 +171,20 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_past_its_time_to_live_is_not_answered_and_makes_room() {
+        let ttl = Duration::from_millis(30);
+        let cache: ReadCache<u32, u32> = ReadCache::new(1, Some(ttl));
+        cache.fill(cache.ticket(), 1, 1);
+        assert_eq!(cache.get(&1), Some(1));
+        std::thread::sleep(ttl);
+        assert_eq!(cache.get(&1), None, "older than its time to live");
+        cache.fill(cache.ticket(), 2, 2);
+        assert_eq!(cache.get(&2), Some(2), "the expired entry made room");
+    }
+
+    #[test]
     fn a_full_cache_keeps_what_it_has() {
-        let cache: ReadCache<u32, u32> = ReadCache::new(2);
+        let cache: ReadCache<u32, u32> = ReadCache::new(2, None);
         for k in 0..3 {
             cache.fill(cache.ticket(), k, k);
         }

@@ -1,40 +1,56 @@
 //! When cached reads must be forgotten: changes to cached data, announced to this
 //! process when their transaction has ended, and to every other process on the same
-//! PostgreSQL by `NOTIFY`.
+//! PostgreSQL by `NOTIFY`, within a bound kept by a time-to-live.
 //!
-//! A service that changes cached data calls [`Changes::changed`] with the statement's
-//! connection, after the statement. From then on, until every write transaction that
-//! had begun by then has ended, reads of that topic bypass the cache (the change may
-//! be committed at any moment, and the cache still holds what came before). When they
-//! have ended, the topic is invalidated for good: its entry is dropped and its cache's
-//! generation moves on, so a read that started before cannot put the old value back.
-//! Nothing here knows which transaction made the change, so a change made inside a
-//! transaction not begun by [`Store::begin`](super::Store::begin) is only safe when
-//! no read can race it: hosts write through [`WriteTx`](super::WriteTx).
+//! A service that changes cached data calls [`Changes::changed`] right after the
+//! statement. From then on, until every write transaction that had begun by then has
+//! ended, reads of that topic bypass the cache (the change may be committed at any
+//! moment, and the cache still holds what came before). When they have ended, the
+//! topic is invalidated for good: its entry is dropped and its cache's generation moves
+//! on, so a read that started before cannot put the old value back. Nothing here knows
+//! which transaction made the change, so a change made inside a transaction not begun
+//! by [`Store::begin`](super::Store::begin) is only safe when no read can race it:
+//! hosts write through [`WriteTx`](super::WriteTx).
 //!
-//! On PostgreSQL the same call queues `NOTIFY wfs_changes, '<topic>'` in the change's
-//! transaction, so PostgreSQL delivers it when (and only if) that transaction commits.
-//! Each process listens on its own connection and invalidates what it is told. While
-//! that connection is not listening (starting, lost, reconnecting) the caches are not
-//! used at all, and they are emptied whenever listening starts again: a notification
-//! missed while deaf can never leave a stale entry behind. A connection that dies
-//! without a TCP error is found by a heartbeat: every [`HEARTBEAT`] of silence the
-//! listener notifies itself, and if that does not come back within another
-//! [`HEARTBEAT`] it reconnects, deaf meanwhile.
+//! On PostgreSQL, other processes learn of a change in two ways, so that neither a lost
+//! notification nor a slow listener can keep them stale for longer than
+//! [`POSTGRES_TTL`]:
+//!
+//! - when the change settles (after its transaction), its topic goes to a notifier
+//!   task that sends `pg_notify('wfs_changes', topic)`, batched, from a transaction of
+//!   its own; every process listens on its own connection and drops what it hears:
+//!   milliseconds in practice. The notification is deliberately not part of the
+//!   writing transaction: PostgreSQL serialises the commits of every transaction that
+//!   notified (a global lock held through the commit's WAL flush), which made all
+//!   writes of all servers queue behind one another;
+//! - every cached entry expires [`POSTGRES_TTL`] after it was read, so a notification
+//!   lost with a crashed server or a broken connection bounds staleness all the same.
+//!
+//! While the listening connection is not listening (starting, lost, reconnecting) the
+//! caches are not used at all, and they are emptied whenever listening starts again.
+//! A connection that dies without a TCP error is found by a heartbeat: every
+//! [`HEARTBEAT`] of silence the listener notifies itself, and if that does not come
+//! back within another [`HEARTBEAT`] it reconnects, deaf meanwhile.
 
 use crate::cache::Caches;
 use crate::ids::CompanyId;
-use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
+use sea_orm::DatabaseBackend;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// The PostgreSQL channel every process listens on.
 pub(crate) const CHANNEL: &str = "wfs_changes";
 
 /// The silence after which a listener checks its connection is still alive.
 pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
+
+/// How long a cached read lives on PostgreSQL, where another process's change may
+/// reach this one late or never (see the module docs): the bound on a stale answer,
+/// under the 100 ms this project promises for a revoked key.
+pub(crate) const POSTGRES_TTL: Duration = Duration::from_millis(50);
 
 /// What changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,21 +105,31 @@ pub(crate) struct Changes {
     /// Whether this process hears every change: always on SQLite (one process owns
     /// the file), on PostgreSQL while the listener is listening.
     hearing: AtomicBool,
-    postgres: bool,
+    /// Settled topics for other processes (PostgreSQL only).
+    notifier: Option<mpsc::UnboundedSender<Topic>>,
 }
 
 impl Changes {
-    pub(crate) fn new(backend: DatabaseBackend) -> Self {
+    /// The hub, and on PostgreSQL the receiving end of its notifier for [`notify`].
+    pub(crate) fn new(backend: DatabaseBackend) -> (Self, Option<mpsc::UnboundedReceiver<Topic>>) {
         let postgres = backend == DatabaseBackend::Postgres;
-        Self {
-            caches: Caches::default(),
+        let (notifier, outbox) = match postgres {
+            true => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
+        let hub = Self {
+            caches: Caches::new(postgres.then_some(POSTGRES_TTL)),
             begun: AtomicU64::new(0),
             open: Mutex::new(BTreeSet::new()),
             pending: Mutex::new(Vec::new()),
             pending_len: AtomicUsize::new(0),
             hearing: AtomicBool::new(!postgres),
-            postgres,
-        }
+            notifier,
+        };
+        (hub, outbox)
     }
 
     pub(crate) fn caches(&self) -> &Caches {
@@ -122,30 +148,9 @@ impl Changes {
         !lock(&self.pending).iter().any(|p| p.topic == topic)
     }
 
-    /// Records a change to `topic` made through `conn` (see the module docs).
-    ///
-    /// # Errors
-    /// On PostgreSQL, when the notification cannot be queued (the transaction is then
-    /// unusable anyway).
-    pub(crate) async fn changed(
-        &self,
-        conn: &impl ConnectionTrait,
-        topic: Topic,
-    ) -> Result<(), sea_orm::DbErr> {
-        if self.postgres {
-            conn.execute_raw(Statement::from_sql_and_values(
-                DatabaseBackend::Postgres,
-                "SELECT pg_notify($1, $2)",
-                [CHANNEL.into(), topic.payload().into()],
-            ))
-            .await?;
-        }
-        self.mark(topic);
-        Ok(())
-    }
-
-    /// The in-process half of [`Changes::changed`].
-    fn mark(&self, topic: Topic) {
+    /// Records a change to `topic`, right after the statement that made it (see the
+    /// module docs).
+    pub(crate) fn changed(&self, topic: Topic) {
         self.caches.invalidate(&topic);
         let after = self.begun.load(Ordering::Acquire);
         {
@@ -189,8 +194,12 @@ impl Changes {
             self.pending_len.store(pending.len(), Ordering::Release);
             settled
         };
-        for topic in &settled {
-            self.caches.invalidate(topic);
+        for topic in settled {
+            self.caches.invalidate(&topic);
+            if let Some(notifier) = &self.notifier {
+                // Closed only when the store is gone: nobody is left to tell.
+                let _ = notifier.send(topic);
+            }
         }
     }
 
@@ -213,6 +222,28 @@ impl Changes {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends settled topics to every process on PostgreSQL, several per statement, until
+/// the store is gone. A failed send is logged and dropped: [`POSTGRES_TTL`] bounds what
+/// it leaves stale.
+pub(crate) fn notify(mut outbox: mpsc::UnboundedReceiver<Topic>, pool: sea_orm::sqlx::PgPool) {
+    tokio::spawn(async move {
+        let mut batch = Vec::new();
+        while outbox.recv_many(&mut batch, 256).await > 0 {
+            let mut payloads: Vec<String> = batch.drain(..).map(|t| t.payload()).collect();
+            payloads.sort_unstable();
+            payloads.dedup();
+            let sent = sea_orm::sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
+                .bind(CHANNEL)
+                .bind(&payloads)
+                .execute(&pool)
+                .await;
+            if let Err(err) = sent {
+                tracing::warn!(error = %err, changes = payloads.len(), "could not notify other servers of changes; their caches expire them");
+            }
+        }
+    });
 }
 
 /// Listens for other processes' changes on PostgreSQL for as long as `changes` lives.
@@ -306,11 +337,11 @@ mod tests {
 
     #[test]
     fn a_change_is_pending_until_every_transaction_begun_before_it_ends() {
-        let changes = Changes::new(DatabaseBackend::Sqlite);
+        let (changes, _) = Changes::new(DatabaseBackend::Sqlite);
         let topic = || Topic::Key("api_k".into());
         let older = changes.begin();
         let writer = changes.begin();
-        changes.mark(topic());
+        changes.changed(topic());
         assert!(!changes.cacheable(topic));
         changes.ended(writer);
         assert!(

@@ -114,13 +114,12 @@ impl Store {
         });
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
         let writer = is_sqlite.then(|| Arc::new(Mutex::new(())));
-        let changes = Arc::new(Changes::new(db.get_database_backend()));
-        if db.get_database_backend() == DatabaseBackend::Postgres {
-            changes::listen(
-                &changes,
-                db.get_postgres_connection_pool().clone(),
-                options.database_url.clone(),
-            );
+        let (changes, outbox) = Changes::new(db.get_database_backend());
+        let changes = Arc::new(changes);
+        if let Some(outbox) = outbox {
+            let pool = db.get_postgres_connection_pool().clone();
+            changes::notify(outbox, pool.clone());
+            changes::listen(&changes, pool, options.database_url.clone());
         }
         Ok(Self {
             db,

@@ -428,8 +428,7 @@ impl Wfs {
         active.update(conn).await?;
         self.store()
             .changes()
-            .changed(conn, Topic::Key(client_id.clone()))
-            .await?;
+            .changed(Topic::Key(client_id.clone()));
         Ok(IssuedKey {
             id,
             client_id,
@@ -456,8 +455,7 @@ impl Wfs {
         let revoked = active.update(conn).await?;
         self.store()
             .changes()
-            .changed(conn, Topic::Key(revoked.client_id.clone()))
-            .await?;
+            .changed(Topic::Key(revoked.client_id.clone()));
         Ok(info(revoked, now))
     }
 }

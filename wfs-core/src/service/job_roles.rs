@@ -193,7 +193,7 @@ impl Wfs {
             updated_at: Set(now),
         };
         let role = JobRole::from(model.insert(conn).await?);
-        self.job_roles_changed(conn, company).await?;
+        self.job_roles_changed(company);
         self.emit(
             conn,
             company,
@@ -271,7 +271,7 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let role = active.update(conn).await?;
-        self.job_roles_changed(conn, company).await?;
+        self.job_roles_changed(company);
         if renamed {
             self.bump_members_holding(conn, company, membership::Column::JobRoleId, id.0)
                 .await?;
@@ -302,7 +302,7 @@ impl Wfs {
         active.deleted_at = Set(Some(now));
         active.updated_at = Set(now);
         let role = JobRole::from(active.update(conn).await?);
-        self.job_roles_changed(conn, company).await?;
+        self.job_roles_changed(company);
         self.emit(
             conn,
             company,
@@ -314,13 +314,8 @@ impl Wfs {
     }
 
     /// Announces a write to the company's roles, for the list's cache.
-    async fn job_roles_changed(
-        &self,
-        conn: &impl ConnectionTrait,
-        company: CompanyId,
-    ) -> Result<()> {
-        let changes = self.store().changes();
-        Ok(changes.changed(conn, Topic::JobRoles(company)).await?)
+    fn job_roles_changed(&self, company: CompanyId) {
+        self.store().changes().changed(Topic::JobRoles(company));
     }
 }
 

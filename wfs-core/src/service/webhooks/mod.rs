@@ -407,17 +407,11 @@ impl Wfs {
         find_owned::<webhook_endpoint::Entity>(conn, company, id.0, "Webhook endpoint").await
     }
 
-    /// Announces, through the connection of the statement that made it, a change to
-    /// which endpoints the company has, which are enabled, or what they subscribe to:
-    /// the subscriptions every emitted event reads are cached (see
-    /// [`Wfs::webhook_subscriptions`]). Call it right after that statement.
-    pub(crate) async fn webhook_endpoints_changed(
-        &self,
-        conn: &impl ConnectionTrait,
-        company: CompanyId,
-    ) -> Result<()> {
-        let changes = self.store().changes();
-        Ok(changes.changed(conn, Topic::Endpoints(company)).await?)
+    /// Announces a change to which endpoints the company has, which are enabled, or
+    /// what they subscribe to: the subscriptions every emitted event reads are cached
+    /// (see [`Wfs::webhook_subscriptions`]). Call it right after the statement.
+    pub(crate) fn webhook_endpoints_changed(&self, company: CompanyId) {
+        self.store().changes().changed(Topic::Endpoints(company));
     }
 
     /// Registers an endpoint and generates its secret.
@@ -466,7 +460,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        self.webhook_endpoints_changed(conn, company).await?;
+        self.webhook_endpoints_changed(company);
         Ok(EndpointWithSecret {
             endpoint: created.into(),
             secret,
@@ -547,7 +541,7 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let updated = active.update(conn).await?;
-        self.webhook_endpoints_changed(conn, company).await?;
+        self.webhook_endpoints_changed(company);
         if updated.enabled {
             self.webhooks.wake();
         }
@@ -581,7 +575,7 @@ impl Wfs {
         webhook_endpoint::Entity::delete_by_id(found.id)
             .exec(conn)
             .await?;
-        self.webhook_endpoints_changed(conn, company).await?;
+        self.webhook_endpoints_changed(company);
         Ok(())
     }
 

@@ -572,8 +572,7 @@ impl Worker {
                         .await?;
                     if disabled.rows_affected > 0 {
                         self.wfs
-                            .webhook_endpoints_changed(tx, claim.target.company_id.into())
-                            .await?;
+                            .webhook_endpoints_changed(claim.target.company_id.into());
                     }
                     // Every other pending delivery to it fails too (a manual retry or a
                     // replay after re-enabling sends them again).
@@ -679,9 +678,7 @@ impl Worker {
             .exec(conn)
             .await?;
         if disabled.rows_affected > 0 {
-            self.wfs
-                .webhook_endpoints_changed(conn, target.company_id.into())
-                .await?;
+            self.wfs.webhook_endpoints_changed(target.company_id.into());
         }
         Ok(())
     }
