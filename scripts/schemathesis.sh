@@ -231,7 +231,7 @@ import uuid
 
 import schemathesis
 
-VALID = re.compile(r"^[A-Za-z0-9_-]{8,128}$")
+VALID = re.compile(r"^[A-Za-z0-9._~-]{8,128}$")
 
 
 # positive_data_acceptance (ST202) expects every schema-valid request to succeed. These 400s

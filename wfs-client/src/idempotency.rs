@@ -12,7 +12,7 @@ use std::str::FromStr;
 use crate::Error;
 
 /// A new key: a v4 UUID in its simple form, 32 lowercase hex characters, which is
-/// inside the server's `^[A-Za-z0-9_-]{8,128}$`.
+/// inside the server's `^[A-Za-z0-9._~-]{8,128}$`.
 pub(crate) fn new_key() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }

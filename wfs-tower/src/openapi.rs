@@ -212,9 +212,9 @@ fn add_components(doc: &mut OpenApiDoc) {
                 .schema_type(Type::String)
                 .min_length(Some(8))
                 .max_length(Some(128))
-                .pattern(Some("^[A-Za-z0-9_-]{8,128}$"))
+                .pattern(Some("^[A-Za-z0-9._~-]{8,128}$"))
                 .description(Some(
-                    "8 to 128 URL-safe characters, new for each logical operation",
+                    "8 to 128 URL-safe characters (A-Z a-z 0-9 - _ . ~), new for each logical operation",
                 ))
                 .into(),
         ),
