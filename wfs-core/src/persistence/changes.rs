@@ -32,10 +32,13 @@
 //! [`HEARTBEAT`] of silence the listener notifies itself, and if that does not come
 //! back within another [`HEARTBEAT`] it reconnects, deaf meanwhile.
 
-use crate::cache::Caches;
+use crate::cache::{Caches, ReadCache};
 use crate::ids::CompanyId;
 use sea_orm::DatabaseBackend;
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -146,6 +149,35 @@ impl Changes {
         }
         let topic = topic();
         !lock(&self.pending).iter().any(|p| p.topic == topic)
+    }
+
+    /// `key`'s value from `cache`, or what `load` reads, kept for the next read when
+    /// that is allowed: the one place the fill protocol is written (the ticket is taken
+    /// before the read; nothing is used or kept while `topic` is pending or this
+    /// process is deaf). `load` answering `None` (nothing there) is passed on, uncached.
+    pub(crate) async fn read_through<K, Q, V, E, Fut>(
+        &self,
+        cache: &ReadCache<K, V>,
+        topic: impl FnOnce() -> Topic,
+        key: &Q,
+        load: impl FnOnce() -> Fut,
+    ) -> Result<Option<V>, E>
+    where
+        K: Borrow<Q> + Hash + Eq,
+        Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
+        V: Clone,
+        Fut: Future<Output = Result<Option<V>, E>>,
+    {
+        let cacheable = self.cacheable(topic);
+        if cacheable && let Some(value) = cache.get(key) {
+            return Ok(Some(value));
+        }
+        let ticket = cache.ticket();
+        let value = load().await?;
+        if cacheable && let Some(value) = &value {
+            cache.fill(ticket, key.to_owned(), value.clone());
+        }
+        Ok(value)
     }
 
     /// Records a change to `topic`, right after the statement that made it (see the

@@ -162,21 +162,14 @@ impl Wfs {
             return Err(invalid);
         }
         let changes = self.store().changes();
-        let topic = || Topic::Key(client_id.to_owned());
-        let cacheable = changes.cacheable(topic);
-        let cache = &changes.caches().keys;
-        let key = match cache.get(client_id).filter(|_| cacheable) {
-            Some(key) => key,
-            None => {
-                let ticket = cache.ticket();
-                let Some(key) = self.load_key(client_id).await? else {
-                    return Err(invalid);
-                };
-                if cacheable {
-                    cache.fill(ticket, client_id.to_owned(), key.clone());
-                }
-                key
-            }
+        let cached = changes.read_through(
+            &changes.caches().keys,
+            || Topic::Key(client_id.to_owned()),
+            client_id,
+            || self.load_key(client_id),
+        );
+        let Some(key) = cached.await? else {
+            return Err(invalid);
         };
         if !presented.matches(&key.secret) {
             return Err(invalid);

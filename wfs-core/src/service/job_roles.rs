@@ -107,17 +107,13 @@ impl Wfs {
     /// cache never answers what a committed write changed.
     pub async fn list_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
         let changes = self.store().changes();
-        let cache = &changes.caches().job_roles;
-        let cacheable = changes.cacheable(|| Topic::JobRoles(company));
-        if cacheable && let Some(roles) = cache.get(&company) {
-            return Ok(roles);
-        }
-        let ticket = cache.ticket();
-        let roles = self.load_job_roles(company).await?;
-        if cacheable {
-            cache.fill(ticket, company, roles.clone());
-        }
-        Ok(roles)
+        let roles = changes.read_through(
+            &changes.caches().job_roles,
+            || Topic::JobRoles(company),
+            &company,
+            || async { self.load_job_roles(company).await.map(Some) },
+        );
+        Ok(roles.await?.unwrap_or_default())
     }
 
     async fn load_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {

@@ -31,7 +31,6 @@ impl From<JobRole> for JobRoleResponse {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct JobRoleItem<'a> {
-    #[serde(serialize_with = "serialize_display")]
     id: wfs_core::JobRoleId,
     title: &'a str,
     #[serde(serialize_with = "super::number")]
@@ -46,13 +45,6 @@ impl<'a> From<&'a JobRole> for JobRoleItem<'a> {
             weekly_hours: r.weekly_hours,
         }
     }
-}
-
-fn serialize_display<S: serde::Serializer>(
-    v: &impl std::fmt::Display,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -298,31 +298,33 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         company: CompanyId,
     ) -> Result<Arc<[(WebhookEndpointId, Subscription)]>> {
+        let load = || async {
+            let rows: Vec<(uuid::Uuid, String)> = owned_by::<webhook_endpoint::Entity>(company)
+                .select_only()
+                .columns([
+                    webhook_endpoint::Column::Id,
+                    webhook_endpoint::Column::EventTypes,
+                ])
+                .filter(webhook_endpoint::Column::Enabled.eq(true))
+                .into_tuple()
+                .all(conn)
+                .await?;
+            Ok::<_, Error>(Some(
+                rows.into_iter()
+                    .map(|(id, types)| (WebhookEndpointId(id), Subscription::from_stored(&types)))
+                    .collect(),
+            ))
+        };
         let changes = self.store().changes();
-        let cache = &changes.caches().endpoints;
-        let cacheable = changes.cacheable(|| Topic::Endpoints(company));
-        if cacheable && let Some(subscriptions) = cache.get(&company) {
-            return Ok(subscriptions);
-        }
-        let ticket = cache.ticket();
-        let rows: Vec<(uuid::Uuid, String)> = owned_by::<webhook_endpoint::Entity>(company)
-            .select_only()
-            .columns([
-                webhook_endpoint::Column::Id,
-                webhook_endpoint::Column::EventTypes,
-            ])
-            .filter(webhook_endpoint::Column::Enabled.eq(true))
-            .into_tuple()
-            .all(conn)
+        let subscriptions = changes
+            .read_through(
+                &changes.caches().endpoints,
+                || Topic::Endpoints(company),
+                &company,
+                load,
+            )
             .await?;
-        let subscriptions: Arc<[(WebhookEndpointId, Subscription)]> = rows
-            .into_iter()
-            .map(|(id, types)| (WebhookEndpointId(id), Subscription::from_stored(&types)))
-            .collect();
-        if cacheable {
-            cache.fill(ticket, company, subscriptions.clone());
-        }
-        Ok(subscriptions)
+        Ok(subscriptions.unwrap_or_default())
     }
 
     /// Writes the event row and one pending delivery per target endpoint.
