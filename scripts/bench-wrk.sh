@@ -7,7 +7,9 @@
 #     SQLite and PostgreSQL;
 #
 # each as a ratio to a bare hyper hello-world measured just before it, in this run.
-# Also the server's RSS (VmHWM) after a read run at 64 connections, and, unless
+# Also the server's RSS (VmHWM) after a read run at 64 connections; the database's
+# own ceiling for the idempotent write (cargo bench --bench write_floor: the same
+# wfs-core calls from 32 tasks, no HTTP), as a ratio to the same hello-world; and, unless
 # WFS_BENCH_SKIP_HOURS=1, /hours for 31 days over 1,000,000 shifts on both
 # databases (cargo bench --bench hours).
 #
@@ -124,6 +126,7 @@ bench_backend() { # name database-url
   w=$(wrk -t1 -c"$CONNS" -d"$DURATION" -s "$WORK/post.lua" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
     "http://$API/external/v1/job-roles" | rps)
   row "idempotent POST /job-roles, $name" "$w" "$h"
+  WRITE_HELLO=$h
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 }
@@ -139,6 +142,19 @@ printf '|%s|%s|%s|%s|\n' "----------------------------------------------" "-----
 printf '%s\n' "${ROWS[@]}"
 echo
 printf '%s\n' "${RSS[@]}"
+
+echo
+echo "The idempotent write's database work alone (cargo bench --bench write_floor), to the last hello-world ($WRITE_HELLO req/s):"
+floor() { # name, then the environment of the bench
+  local line per_s
+  line=$(env "${@:2}" cargo bench -q --bench write_floor 2>/dev/null | grep write_floor)
+  per_s=$(awk '{for (i = 1; i <= NF; i++) if ($i == "writes/s") print $(i-1)}' <<<"$line")
+  echo "$line; ratio $(ratio "$per_s" "$WRITE_HELLO")"
+}
+floor SQLite
+run_pg "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres \
+  -c "DROP DATABASE IF EXISTS floor" -c "CREATE DATABASE floor" postgres
+floor PostgreSQL WFS_BENCH_DATABASE_URL="${PG_URL%/postgres}/floor"
 
 if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
   echo

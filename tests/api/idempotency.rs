@@ -331,3 +331,60 @@ async fn bearer_routes_honour_an_idempotency_key_without_storing_the_secret() {
     .await
     .assert_status(201);
 }
+
+/// The title of the role `id` as listed.
+async fn title_of(app: &TestApp, key: &Key, id: &str) -> String {
+    let listed = app.get(key, ROLES).await;
+    let role = listed.body.as_array().unwrap().iter().find(|r| r["id"] == id);
+    role.unwrap()["title"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_write_whose_client_goes_away_still_completes_and_its_retry_replays() {
+    use wfs_core::sea_orm::{ConnectionTrait, Statement};
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let id = app.create_role(&key, "Nurse").await;
+    let rename = || {
+        Req::new(Method::PATCH, &format!("{ROLES}/{id}"))
+            .key(&key)
+            .idem("gone-away-1")
+            .json(&json!({"title": "Head nurse"}))
+    };
+
+    // Another transaction holds the role's row (and, on SQLite, the writer), so the
+    // rename waits inside its own transaction...
+    let blocker = app.wfs.begin().await.unwrap();
+    let uuid: uuid::Uuid = id.parse().unwrap();
+    blocker
+        .execute_raw(Statement::from_sql_and_values(
+            blocker.get_database_backend(),
+            "UPDATE job_roles SET title = title WHERE id = $1",
+            [uuid.into()],
+        ))
+        .await
+        .unwrap();
+    // ...while its client gives up: the host drops the request's future.
+    let gave_up = tokio::time::timeout(std::time::Duration::from_millis(300), app.send(rename()));
+    assert!(gave_up.await.is_err(), "the rename waits for the row");
+    blocker.rollback().await.unwrap();
+
+    // The write goes on without its client and commits.
+    let mut title = String::new();
+    for _ in 0..200 {
+        title = title_of(&app, &key, &id).await;
+        if title == "Head nurse" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(title, "Head nurse", "the abandoned rename committed");
+
+    // Its retry replays the stored answer, and the store takes new writes.
+    let retry = app.send(rename()).await;
+    retry.assert_status(200);
+    assert_eq!(retry.header("idempotent-replayed"), Some("true"));
+    assert_eq!(retry.body["title"], "Head nurse");
+    app.create_role(&key, "Porter").await;
+    assert_eq!(role_count(&app, &key).await, 2);
+}

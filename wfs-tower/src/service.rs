@@ -23,7 +23,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 use tracing::Instrument;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use wfs_core::sea_orm::{DatabaseTransaction, TransactionTrait};
+use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
 use wfs_core::{ApiKeyId, Wfs};
 
@@ -111,7 +111,8 @@ where
         );
         // A cheap clone, kept for the metrics and the panic line.
         let method = req.method().clone();
-        Box::pin(
+        let reads = method == Method::GET || method == Method::HEAD;
+        let answer = Box::pin(
             async move {
                 let mut seen = Seen::default();
                 let outcome = CatchPanic::new(shared.serve(req, &mut seen)).await;
@@ -128,7 +129,28 @@ where
                 Ok(response)
             }
             .instrument(span),
-        )
+        );
+        if reads {
+            return answer;
+        }
+        // A write runs to its end on a task of its own. A client that goes away
+        // mid-request makes the host drop this future; were the write's future
+        // dropped with it, its transaction would be cut between two statements, and
+        // sqlx would hand the connection back with a rollback still queued (or, cut
+        // mid-BEGIN, inside an open transaction). So the write commits or rolls back
+        // as if the client had stayed, and a retry with its Idempotency-Key replays.
+        let task = tokio::spawn(answer);
+        Box::pin(async move {
+            task.await.unwrap_or_else(|_| {
+                // Only when the runtime shuts down under it.
+                Ok(ApiError::new(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "The server is shutting down; retry the request (with the same Idempotency-Key)",
+                )
+                .retry_after(std::time::Duration::from_secs(1))
+                .into_response())
+            })
+        })
     }
 }
 
@@ -286,6 +308,12 @@ impl Shared {
     /// Runs a write handler in one transaction with its Idempotency-Key's claim and
     /// record, and commits, or rolls back explicitly so the SQLite writer queue never
     /// hands the database on with a rollback still pending.
+    ///
+    /// A handler that fails with a replayable answer (a 4xx) has its writes undone
+    /// with the whole transaction; its answer is then stored under the key in a
+    /// second one ([`Shared::store_refusal`]). The success path thus needs no
+    /// savepoint: on this path every statement is a round trip (a thread hand-off on
+    /// SQLite), and a savepoint costs two.
     async fn write(
         &self,
         route: &'static Route,
@@ -293,92 +321,100 @@ impl Shared {
         claim: Option<IdempotentRequest>,
     ) -> Result<Reply, ApiError> {
         let tx = self.wfs.begin().await?;
+        let Some(req) = claim else {
+            return match run_in(&tx, route, ctx).await {
+                Ok(reply) => {
+                    tx.commit().await?;
+                    Ok(reply)
+                }
+                Err(err) => {
+                    rollback(tx).await;
+                    Err(err)
+                }
+            };
+        };
         // Dropped after the transaction has ended: a same-key request is "in progress"
         // until then.
-        let lock = match claim {
-            None => None,
-            Some(req) => {
-                let claimed = self
-                    .wfs
-                    .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
-                    .await;
-                match claimed {
-                    Ok(Claim::Acquired(lock)) => Some(lock),
-                    Ok(Claim::Replay(stored)) => {
-                        rollback(tx).await;
-                        return Ok(replayed(stored));
-                    }
-                    Err(err) => {
-                        rollback(tx).await;
-                        return Err(err.into());
-                    }
-                }
+        let claimed = self
+            .wfs
+            .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
+            .await;
+        let lock = match claimed {
+            Ok(Claim::Acquired(lock)) => lock,
+            Ok(Claim::Replay(stored)) => {
+                rollback(tx).await;
+                return Ok(replayed(stored));
+            }
+            Err(err) => {
+                rollback(tx).await;
+                return Err(err.into());
             }
         };
-        match self.write_in(&tx, route, ctx, lock.as_ref()).await {
-            TxEnd::Commit(answer) => {
+        match run_in(&tx, route, ctx).await {
+            Ok(reply) => {
+                let stored = reply.to_stored();
+                if let Err(err) = self.wfs.complete_idempotency_key(&*tx, &lock, &stored).await {
+                    rollback(tx).await;
+                    return Err(err.into());
+                }
                 tx.commit().await?;
-                answer
+                Ok(reply)
             }
-            TxEnd::Rollback(abort) => {
+            Err(err) if err.is_replayable() => {
                 rollback(tx).await;
-                Err(abort)
+                self.store_refusal(lock, &req.fingerprint, err).await
+            }
+            Err(err) => {
+                rollback(tx).await;
+                Err(err)
             }
         }
     }
 
-    /// Runs the handler in `tx` and says how the transaction ends.
-    ///
-    /// With an idempotency lock the handler runs inside a savepoint: when it fails
-    /// with a replayable answer, its partial writes are undone but the answer is
-    /// stored with the record, and both commit together.
-    async fn write_in<'a>(
+    /// Stores a refused request's answer under its key, after its transaction rolled
+    /// back: claimed again in a transaction of its own, while this process's
+    /// exclusion (held by `lock`) still keeps out every same-key request here. If
+    /// another process completed the key in between, its answer is the one given.
+    async fn store_refusal(
         &self,
-        tx: &'a DatabaseTransaction,
-        route: &'static Route,
-        mut ctx: Ctx<'a>,
-        lock: Option<&IdempotencyLock>,
-    ) -> TxEnd {
-        let Some(lock) = lock else {
-            ctx.tx = Some(tx);
-            return match (route.handler)(&ctx).await {
-                Ok(reply) => TxEnd::Commit(Ok(reply)),
-                Err(err) => TxEnd::Rollback(err),
-            };
-        };
-        let savepoint = match tx.begin().await {
-            Ok(savepoint) => savepoint,
-            Err(err) => return TxEnd::Rollback(wfs_core::Error::from(err).into()),
-        };
-        ctx.tx = Some(&savepoint);
-        let (answer, stored) = match (route.handler)(&ctx).await {
-            Ok(reply) => {
-                let stored = reply.to_stored();
-                (Ok(reply), stored)
-            }
-            Err(err) if err.is_replayable() => {
-                let stored = (&err).into();
-                (Err(err), stored)
+        lock: IdempotencyLock,
+        fingerprint: &Fingerprint,
+        refusal: ApiError,
+    ) -> Result<Reply, ApiError> {
+        let stored = StoredResponse::from(&refusal);
+        let tx = self.wfs.begin().await?;
+        let lock = match self
+            .wfs
+            .reclaim_idempotency_key_in(&tx, lock, fingerprint)
+            .await
+        {
+            Ok(Claim::Acquired(lock)) => lock,
+            Ok(Claim::Replay(stored)) => {
+                rollback(tx).await;
+                return Ok(replayed(stored));
             }
             Err(err) => {
-                // The whole transaction rolls back; keep the handler's error.
-                let _ = savepoint.rollback().await;
-                return TxEnd::Rollback(err);
+                rollback(tx).await;
+                return Err(err.into());
             }
         };
-        let closed = if answer.is_ok() {
-            savepoint.commit().await
-        } else {
-            savepoint.rollback().await
-        };
-        if let Err(err) = closed {
-            return TxEnd::Rollback(wfs_core::Error::from(err).into());
+        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, &lock, &stored).await {
+            rollback(tx).await;
+            return Err(err.into());
         }
-        match self.wfs.complete_idempotency_key(tx, lock, &stored).await {
-            Ok(()) => TxEnd::Commit(answer),
-            Err(err) => TxEnd::Rollback(err.into()),
-        }
+        tx.commit().await?;
+        Err(refusal)
     }
+}
+
+/// Runs the handler of `route` inside `tx`.
+async fn run_in<'a>(
+    tx: &'a DatabaseTransaction,
+    route: &'static Route,
+    mut ctx: Ctx<'a>,
+) -> Result<Reply, ApiError> {
+    ctx.tx = Some(tx);
+    (route.handler)(&ctx).await
 }
 
 /// An Idempotency-Key to claim in the write's transaction.
@@ -392,14 +428,6 @@ async fn rollback(tx: wfs_core::WriteTx) {
     if let Err(err) = tx.rollback().await {
         tracing::warn!(error = %err, "rollback failed");
     }
-}
-
-/// How a write's transaction ends.
-enum TxEnd {
-    /// Commit, then give the answer: a success, or a 4xx stored for replay.
-    Commit(Result<Reply, ApiError>),
-    /// Roll everything back and answer this.
-    Rollback(ApiError),
 }
 
 /// The Idempotency-Key of a writing route: required with an API key, honoured when

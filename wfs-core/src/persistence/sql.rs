@@ -176,28 +176,55 @@ pub(crate) async fn approved_overtime(
     Ok(sums)
 }
 
-/// Whether this transaction may run the request of (`scope`, `key`): on PostgreSQL a
-/// transaction-scoped advisory lock on the pair, held until commit or rollback, so a
-/// concurrent request with the same key in any process is told it is in progress
-/// instead of queueing behind the first. On SQLite one process owns the file and
-/// [`crate::service::idempotency`] excludes in memory: always `true`.
-pub(crate) async fn try_lock_idempotency_key(
+/// The first claim of (`scope`, `key`) inside a write transaction: `None` when
+/// another transaction runs a request with that key now, else whether this call
+/// inserted the in-progress record (as [`insert_idempotency_claim`]).
+///
+/// On PostgreSQL the exclusion is a transaction-scoped advisory lock on the pair,
+/// held until commit or rollback, so a concurrent request with the same key in any
+/// process is told it is in progress instead of queueing behind the first; it is
+/// taken in the same statement as the insert, one round trip. On SQLite one
+/// process owns the file and [`crate::service::idempotency`] excludes in memory.
+pub(crate) async fn claim_idempotency_key_locked(
     conn: &impl ConnectionTrait,
     scope: &str,
     key: &str,
-) -> Result<bool> {
+    fingerprint: &str,
+    state: &str,
+    token: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Option<bool>> {
     if !is_postgres(conn) {
-        return Ok(true);
+        return insert_idempotency_claim(conn, scope, key, fingerprint, state, token, now)
+            .await
+            .map(Some);
     }
+    // `lock` is evaluated once, before the insert that reads it (a CTE calling a
+    // volatile function is always materialised).
     let row = conn
         .query_one_raw(statement(
             conn,
-            "SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0)) AS locked",
-            [scope.into(), key.into()],
+            r#"WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0)) AS locked),
+                    claim AS (
+                      INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
+                      SELECT $1, $2, $3, $4, $5, $6, $6 FROM lock WHERE lock.locked
+                      ON CONFLICT (scope, "key") DO NOTHING RETURNING 1)
+               SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*) FROM claim) AS inserted"#,
+            [
+                scope.into(),
+                key.into(),
+                fingerprint.into(),
+                state.into(),
+                token.into(),
+                now.into(),
+            ],
         ))
         .await?
-        .ok_or_else(|| Error::internal("pg_try_advisory_xact_lock answered no row"))?;
-    Ok(row.try_get::<bool>("", "locked")?)
+        .ok_or_else(|| Error::internal("the idempotency claim answered no row"))?;
+    if !row.try_get::<bool>("", "locked")? {
+        return Ok(None);
+    }
+    Ok(Some(row.try_get::<i64>("", "inserted")? == 1))
 }
 
 /// A new idempotency record for (`scope`, `key`), unless one exists: whether this

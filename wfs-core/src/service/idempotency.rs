@@ -60,18 +60,7 @@ pub struct IdempotencyLock {
     key: String,
     token: Uuid,
     /// This process's exclusion, for locks claimed inside the write's transaction.
-    _held: Option<Arc<InFlight>>,
-}
-
-impl IdempotencyLock {
-    fn new(scope: &str, key: &IdempotencyKey, token: Uuid, held: Option<InFlight>) -> Self {
-        Self {
-            scope: scope.into(),
-            key: key.as_str().into(),
-            token,
-            _held: held.map(Arc::new),
-        }
-    }
+    held: Option<Arc<InFlight>>,
 }
 
 /// The (scope, key) pairs whose request runs in this process now.
@@ -147,12 +136,15 @@ impl Wfs {
         for _ in 0..4 {
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
-            match self.claim_step(&*tx, scope, key, fp, token).await? {
+            match self.claim_step(&*tx, scope, key.as_str(), fp, token).await? {
                 Step::Acquired => {
                     tx.commit().await?;
-                    return Ok(Claim::Acquired(IdempotencyLock::new(
-                        scope, key, token, None,
-                    )));
+                    return Ok(Claim::Acquired(IdempotencyLock {
+                        scope: scope.to_owned(),
+                        key: key.as_str().to_owned(),
+                        token,
+                        held: None,
+                    }));
                 }
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
                 Step::Again => tx.commit().await?,
@@ -167,8 +159,9 @@ impl Wfs {
     /// a write costs one commit. While `tx` runs, another request with the same key
     /// is answered [`IdempotencyConflict::InProgress`] at once: from memory in this
     /// process, and on PostgreSQL from a transaction-scoped advisory lock in any
-    /// process (see [`sql::try_lock_idempotency_key`]). The exclusion lasts as long as
-    /// the returned lock is alive and `tx` is open: keep the lock until `tx` ends.
+    /// process (see [`sql::claim_idempotency_key_locked`]). The exclusion lasts as
+    /// long as the returned lock is alive and `tx` is open: keep the lock until `tx`
+    /// ends.
     ///
     /// # Errors
     /// As [`Wfs::claim_idempotency_key`].
@@ -179,16 +172,80 @@ impl Wfs {
         key: &IdempotencyKey,
         fp: &Fingerprint,
     ) -> Result<Claim> {
+        let held = InFlight::enter(&self.in_flight, scope, key)
+            .ok_or(Error::Idempotency(IdempotencyConflict::InProgress))?;
+        self.claim_held(tx, scope, key.as_str(), fp, Arc::new(held))
+            .await
+    }
+
+    /// Claims the key of `lock` again in `tx`, after the transaction that claimed it
+    /// rolled back: for an answer that is stored although the request's own writes
+    /// are undone (a 4xx). This process's exclusion, which `lock` carries, holds
+    /// throughout; the claim itself, and on PostgreSQL the advisory lock, are taken
+    /// afresh. Meanwhile another process may have claimed or completed the key: the
+    /// outcome then says so, as for a first claim.
+    ///
+    /// # Errors
+    /// As [`Wfs::claim_idempotency_key`]; [`Error::Invalid`] for a lock that was not
+    /// claimed by [`Wfs::claim_idempotency_key_in`].
+    pub async fn reclaim_idempotency_key_in(
+        &self,
+        tx: &WriteTx,
+        lock: IdempotencyLock,
+        fp: &Fingerprint,
+    ) -> Result<Claim> {
+        let Some(held) = lock.held else {
+            return Err(Error::internal(
+                "only a key claimed inside a write transaction can be claimed again",
+            ));
+        };
+        self.claim_held(tx, &lock.scope, &lock.key, fp, held).await
+    }
+
+    /// The claim of [`Wfs::claim_idempotency_key_in`], once this process's exclusion
+    /// is `held`.
+    async fn claim_held(
+        &self,
+        tx: &WriteTx,
+        scope: &str,
+        key: &str,
+        fp: &Fingerprint,
+        held: Arc<InFlight>,
+    ) -> Result<Claim> {
         let in_progress = || Error::Idempotency(IdempotencyConflict::InProgress);
-        let held = InFlight::enter(&self.in_flight, scope, key).ok_or_else(in_progress)?;
-        if !sql::try_lock_idempotency_key(&**tx, scope, key.as_str()).await? {
-            return Err(in_progress());
-        }
+        // The first attempt takes the advisory lock in the same statement.
+        let mut first = true;
         for _ in 0..4 {
             let token = Uuid::new_v4();
-            match self.claim_step(&**tx, scope, key, fp, token).await? {
+            let step = if first {
+                first = false;
+                let now = self.now();
+                match sql::claim_idempotency_key_locked(
+                    &**tx,
+                    scope,
+                    key,
+                    fp.as_str(),
+                    IN_PROGRESS,
+                    token,
+                    now,
+                )
+                .await?
+                {
+                    None => return Err(in_progress()),
+                    Some(true) => Step::Acquired,
+                    Some(false) => self.decide(&**tx, scope, key, fp, token).await?,
+                }
+            } else {
+                self.claim_step(&**tx, scope, key, fp, token).await?
+            };
+            match step {
                 Step::Acquired => {
-                    let lock = IdempotencyLock::new(scope, key, token, Some(held));
+                    let lock = IdempotencyLock {
+                        scope: scope.to_owned(),
+                        key: key.to_owned(),
+                        token,
+                        held: Some(held),
+                    };
                     return Ok(Claim::Acquired(lock));
                 }
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
@@ -204,35 +261,41 @@ impl Wfs {
         &self,
         conn: &impl ConnectionTrait,
         scope: &str,
-        key: &IdempotencyKey,
+        key: &str,
         fp: &Fingerprint,
         token: Uuid,
     ) -> Result<Step> {
         let now = self.now();
-        let inserted = sql::insert_idempotency_claim(
-            conn,
-            scope,
-            key.as_str(),
-            fp.as_str(),
-            IN_PROGRESS,
-            token,
-            now,
-        )
-        .await?;
+        let inserted =
+            sql::insert_idempotency_claim(conn, scope, key, fp.as_str(), IN_PROGRESS, token, now)
+                .await?;
         if inserted {
             return Ok(Step::Acquired);
         }
-        let Some(existing) =
-            record::Entity::find_by_id((scope.to_owned(), key.as_str().to_owned()))
-                .one(conn)
-                .await?
+        self.decide(conn, scope, key, fp, token).await
+    }
+
+    /// The claim found a record for (`scope`, `key`): replay it, refuse, or remove
+    /// the obstacle and try again.
+    async fn decide(
+        &self,
+        conn: &impl ConnectionTrait,
+        scope: &str,
+        key: &str,
+        fp: &Fingerprint,
+        token: Uuid,
+    ) -> Result<Step> {
+        let now = self.now();
+        let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.to_owned()))
+            .one(conn)
+            .await?
         else {
             return Ok(Step::Again);
         };
         if existing.created_at <= now - RETENTION {
             record::Entity::delete_many()
                 .filter(record::Column::Scope.eq(scope))
-                .filter(record::Column::Key.eq(key.as_str()))
+                .filter(record::Column::Key.eq(key))
                 .filter(record::Column::LockToken.eq(existing.lock_token))
                 .exec(conn)
                 .await?;
@@ -252,7 +315,7 @@ impl Wfs {
             .col_expr(record::Column::LockToken, token.into())
             .col_expr(record::Column::LockedAt, now.into())
             .filter(record::Column::Scope.eq(scope))
-            .filter(record::Column::Key.eq(key.as_str()))
+            .filter(record::Column::Key.eq(key))
             .filter(record::Column::LockToken.eq(existing.lock_token))
             .filter(record::Column::State.eq(IN_PROGRESS))
             .exec(conn)
