@@ -335,7 +335,12 @@ async fn bearer_routes_honour_an_idempotency_key_without_storing_the_secret() {
 /// The title of the role `id` as listed.
 async fn title_of(app: &TestApp, key: &Key, id: &str) -> String {
     let listed = app.get(key, ROLES).await;
-    let role = listed.body.as_array().unwrap().iter().find(|r| r["id"] == id);
+    let role = listed
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == id);
     role.unwrap()["title"].as_str().unwrap().to_owned()
 }
 

@@ -353,7 +353,11 @@ impl Shared {
         match run_in(&tx, route, ctx).await {
             Ok(reply) => {
                 let stored = reply.to_stored();
-                if let Err(err) = self.wfs.complete_idempotency_key(&*tx, &lock, &stored).await {
+                if let Err(err) = self
+                    .wfs
+                    .complete_idempotency_key(&*tx, &lock, &stored)
+                    .await
+                {
                     rollback(tx).await;
                     return Err(err.into());
                 }
@@ -398,7 +402,11 @@ impl Shared {
                 return Err(err.into());
             }
         };
-        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, &lock, &stored).await {
+        if let Err(err) = self
+            .wfs
+            .complete_idempotency_key(&*tx, &lock, &stored)
+            .await
+        {
             rollback(tx).await;
             return Err(err.into());
         }

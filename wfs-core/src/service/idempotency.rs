@@ -136,7 +136,10 @@ impl Wfs {
         for _ in 0..4 {
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
-            match self.claim_step(&*tx, scope, key.as_str(), fp, token).await? {
+            match self
+                .claim_step(&*tx, scope, key.as_str(), fp, token)
+                .await?
+            {
                 Step::Acquired => {
                     tx.commit().await?;
                     return Ok(Claim::Acquired(IdempotencyLock {
