@@ -173,6 +173,28 @@ async fn after_each_endpoint_change_the_very_next_write_reaches_exactly_the_subs
 }
 
 #[tokio::test]
+async fn a_write_skips_an_endpoint_deleted_behind_the_cache_instead_of_failing() {
+    use wfs_core::persistence::entity::webhook_endpoint;
+    let app = app_with(WebhookSettings::default()).await;
+    let key = app.key(&app.company("Acme").await).await;
+    let kept = create_endpoint(&app, &key, json!({"url": NOWHERE})).await;
+    let gone = create_endpoint(&app, &key, json!({"url": NOWHERE})).await;
+    assert_eq!(next_write_reaches(&app, &key).await, set([&kept, &gone]));
+
+    // Another server deletes an endpoint; its notification has not arrived here yet
+    // (a statement of its own, announcing no change to this process's caches).
+    webhook_endpoint::Entity::delete_by_id(gone.parse::<uuid::Uuid>().unwrap())
+        .exec(app.wfs.store().conn())
+        .await
+        .unwrap();
+
+    // The next write is still acknowledged (201), and queues to the endpoint left...
+    assert_eq!(next_write_reaches(&app, &key).await, set([&kept]));
+    // ...as does the one after it, from subscriptions read afresh.
+    assert_eq!(next_write_reaches(&app, &key).await, set([&kept]));
+}
+
+#[tokio::test]
 async fn a_write_in_the_transaction_that_changed_the_endpoints_sees_the_change_and_caches_none_of_it()
  {
     let app = app_with(WebhookSettings::default()).await;

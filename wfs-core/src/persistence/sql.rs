@@ -256,3 +256,52 @@ pub(crate) async fn insert_idempotency_claim(
         .rows_affected();
     Ok(inserted == 1)
 }
+
+/// Queues a pending delivery of `event` to each `(endpoint, delivery id)` of
+/// `targets` whose endpoint is still the company's, in one statement; answers how
+/// many were queued. The targets come from the cached subscriptions, which may
+/// still name an endpoint another server deleted a moment ago (its notification
+/// not yet here): that one is skipped, where a plain insert would fail the write
+/// on the foreign key.
+pub(crate) async fn insert_pending_deliveries(
+    conn: &impl ConnectionTrait,
+    company: CompanyId,
+    event: Uuid,
+    event_type: &str,
+    status: &str,
+    now: DateTime<Utc>,
+    targets: &[(Uuid, Uuid)],
+) -> Result<u64> {
+    if targets.is_empty() {
+        return Ok(0);
+    }
+    let mut values: Vec<Value> = vec![
+        company.0.into(),
+        event.into(),
+        event_type.into(),
+        status.into(),
+        now.into(),
+    ];
+    let mut delivery_ids = String::from("CASE id");
+    let mut endpoint_ids = String::new();
+    for (endpoint, delivery) in targets {
+        let e = values.len() + 1;
+        values.push((*endpoint).into());
+        values.push((*delivery).into());
+        delivery_ids.push_str(&format!(" WHEN ${e} THEN ${}", e + 1));
+        if !endpoint_ids.is_empty() {
+            endpoint_ids.push_str(", ");
+        }
+        endpoint_ids.push_str(&format!("${e}"));
+    }
+    let sql = format!(
+        "INSERT INTO webhook_deliveries \
+         (id, company_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at) \
+         SELECT {delivery_ids} END, company_id, id, $2, $3, $4, 0, $5, $5 \
+         FROM webhook_endpoints WHERE company_id = $1 AND id IN ({endpoint_ids})"
+    );
+    Ok(conn
+        .execute_raw(statement(conn, sql, values))
+        .await?
+        .rows_affected())
+}

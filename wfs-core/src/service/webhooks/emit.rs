@@ -13,6 +13,7 @@ use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::owned_by;
+use crate::persistence::sql;
 use crate::service::job_roles::JobRole;
 use crate::service::locations::Location;
 use crate::service::shifts::{Shift, Slot};
@@ -290,9 +291,9 @@ impl Wfs {
     ///
     /// Another process's change arrives by `NOTIFY` when it commits; until then
     /// this process may still use what it had, as a read just before that commit
-    /// would have. If that change deleted an endpoint, a delivery queued to it in
-    /// that moment fails the write on the foreign key, as it already could between
-    /// the read and the insert without a cache.
+    /// would have. If that change deleted an endpoint, the deliveries' insert skips
+    /// it ([`sql::insert_pending_deliveries`]) and drops the cached entry, so the
+    /// write is not failed by an endpoint that is gone.
     pub(crate) async fn webhook_subscriptions(
         &self,
         conn: &impl ConnectionTrait,
@@ -353,14 +354,26 @@ impl Wfs {
         })
         .exec_without_returning(conn)
         .await?;
-        let deliveries: Vec<webhook_delivery::ActiveModel> = targets
-            .map(|endpoint| pending_delivery(company, endpoint, id, kind, now))
+        let targets: Vec<(uuid::Uuid, uuid::Uuid)> = targets
+            .map(|endpoint| (endpoint.0, uuid::Uuid::now_v7()))
             .collect();
-        if !deliveries.is_empty() {
-            webhook_delivery::Entity::insert_many(deliveries)
-                .exec_without_returning(conn)
-                .await?;
+        let queued = sql::insert_pending_deliveries(
+            conn,
+            company,
+            id.0,
+            kind.as_str(),
+            DeliveryStatus::Pending.as_str(),
+            now,
+            &targets,
+        )
+        .await?;
+        if queued > 0 {
             self.webhooks().wake();
+        }
+        if queued < targets.len() as u64 {
+            // The cached subscriptions named an endpoint that is gone: read them
+            // afresh from now on.
+            self.webhook_endpoints_changed(company);
         }
         Ok(id)
     }
