@@ -393,3 +393,59 @@ async fn a_write_whose_client_goes_away_still_completes_and_its_retry_replays() 
     app.create_role(&key, "Porter").await;
     assert_eq!(role_count(&app, &key).await, 2);
 }
+
+#[tokio::test]
+async fn a_refusal_is_stored_after_its_rollback_unless_another_answer_was_stored_meanwhile() {
+    use wfs_core::service::idempotency::{Claim, StoredResponse};
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let scope = format!("key:{}", key.id);
+    let idem = IdempotencyKey::parse("raced-refusal").unwrap();
+    let body = json!({"title": "Nurse"}).to_string();
+    let fp = Fingerprint::of("POST", ROLES, body.as_bytes());
+
+    // This server claims the key, its request is refused, its transaction rolls back.
+    let tx = app.wfs.begin().await.unwrap();
+    let claimed = app.wfs.claim_idempotency_key_in(&tx, &scope, &idem, &fp);
+    let Claim::Acquired(lock) = claimed.await.unwrap() else {
+        panic!("a fresh key is acquired");
+    };
+    tx.rollback().await.unwrap();
+    // Until its answer is stored, the same request here is still in progress...
+    app.send(create_role(&key, "raced-refusal", "Nurse"))
+        .await
+        .assert_error(
+            409,
+            "A request with this Idempotency-Key is still in progress",
+        );
+    // ...but another server, which cannot see this one's memory, runs it to its end.
+    let Claim::Acquired(theirs) = app
+        .wfs
+        .claim_idempotency_key(&scope, &idem, &fp)
+        .await
+        .unwrap()
+    else {
+        panic!("the rollback left the key free in the database");
+    };
+    let their_answer = StoredResponse {
+        status: 201,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: br#"{"id":"theirs"}"#.to_vec(),
+    };
+    let done = app.wfs.begin().await.unwrap();
+    app.wfs
+        .complete_idempotency_key(&*done, &theirs, &their_answer)
+        .await
+        .unwrap();
+    done.commit().await.unwrap();
+
+    // Storing the refusal now finds their answer: that is the one to give.
+    let tx = app.wfs.begin().await.unwrap();
+    let reclaimed = app.wfs.reclaim_idempotency_key_in(&tx, lock, &fp).await;
+    tx.rollback().await.unwrap();
+    assert!(matches!(reclaimed.unwrap(), Claim::Replay(stored) if stored == their_answer));
+    let replay = app.send(create_role(&key, "raced-refusal", "Nurse")).await;
+    replay.assert_status(201);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.body["id"], "theirs");
+}

@@ -339,29 +339,13 @@ impl Shared {
             .wfs
             .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
             .await;
-        let lock = match claimed {
-            Ok(Claim::Acquired(lock)) => lock,
-            Ok(Claim::Replay(stored)) => {
-                rollback(tx).await;
-                return Ok(replayed(stored));
-            }
-            Err(err) => {
-                rollback(tx).await;
-                return Err(err.into());
-            }
+        let (tx, lock) = match held(tx, claimed).await {
+            Ok(held) => held,
+            Err(answer) => return answer,
         };
         match run_in(&tx, route, ctx).await {
             Ok(reply) => {
-                let stored = reply.to_stored();
-                if let Err(err) = self
-                    .wfs
-                    .complete_idempotency_key(&*tx, &lock, &stored)
-                    .await
-                {
-                    rollback(tx).await;
-                    return Err(err.into());
-                }
-                tx.commit().await?;
+                self.complete(tx, &lock, &reply.to_stored()).await?;
                 Ok(reply)
             }
             Err(err) if err.is_replayable() => {
@@ -385,34 +369,49 @@ impl Shared {
         fingerprint: &Fingerprint,
         refusal: ApiError,
     ) -> Result<Reply, ApiError> {
-        let stored = StoredResponse::from(&refusal);
         let tx = self.wfs.begin().await?;
-        let lock = match self
+        let claimed = self
             .wfs
             .reclaim_idempotency_key_in(&tx, lock, fingerprint)
-            .await
-        {
-            Ok(Claim::Acquired(lock)) => lock,
-            Ok(Claim::Replay(stored)) => {
-                rollback(tx).await;
-                return Ok(replayed(stored));
-            }
-            Err(err) => {
-                rollback(tx).await;
-                return Err(err.into());
-            }
+            .await;
+        let (tx, lock) = match held(tx, claimed).await {
+            Ok(held) => held,
+            Err(answer) => return answer,
         };
-        if let Err(err) = self
-            .wfs
-            .complete_idempotency_key(&*tx, &lock, &stored)
-            .await
-        {
+        self.complete(tx, &lock, &StoredResponse::from(&refusal))
+            .await?;
+        Err(refusal)
+    }
+
+    /// Stores `stored` with the key's record in `tx` and commits `tx`.
+    async fn complete(
+        &self,
+        tx: wfs_core::WriteTx,
+        lock: &IdempotencyLock,
+        stored: &StoredResponse,
+    ) -> Result<(), ApiError> {
+        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, lock, stored).await {
             rollback(tx).await;
             return Err(err.into());
         }
         tx.commit().await?;
-        Err(refusal)
+        Ok(())
     }
+}
+
+/// The transaction and the lock of an acquired claim; else `tx` rolls back and this
+/// is the answer to give instead (a replay, or why the key cannot be used now).
+async fn held(
+    tx: wfs_core::WriteTx,
+    claimed: wfs_core::Result<Claim>,
+) -> Result<(wfs_core::WriteTx, IdempotencyLock), Result<Reply, ApiError>> {
+    let answer = match claimed {
+        Ok(Claim::Acquired(lock)) => return Ok((tx, lock)),
+        Ok(Claim::Replay(stored)) => Ok(replayed(stored)),
+        Err(err) => Err(err.into()),
+    };
+    rollback(tx).await;
+    Err(answer)
 }
 
 /// Runs the handler of `route` inside `tx`.

@@ -187,17 +187,10 @@ pub(crate) async fn approved_overtime(
 /// process owns the file and [`crate::service::idempotency`] excludes in memory.
 pub(crate) async fn claim_idempotency_key_locked(
     conn: &impl ConnectionTrait,
-    scope: &str,
-    key: &str,
-    fingerprint: &str,
-    state: &str,
-    token: Uuid,
-    now: DateTime<Utc>,
+    claim: &NewClaim<'_>,
 ) -> Result<Option<bool>> {
     if !is_postgres(conn) {
-        return insert_idempotency_claim(conn, scope, key, fingerprint, state, token, now)
-            .await
-            .map(Some);
+        return insert_idempotency_claim(conn, claim).await.map(Some);
     }
     // `lock` is evaluated once, before the insert that reads it (a CTE calling a
     // volatile function is always materialised).
@@ -210,14 +203,7 @@ pub(crate) async fn claim_idempotency_key_locked(
                       SELECT $1, $2, $3, $4, $5, $6, $6 FROM lock WHERE lock.locked
                       ON CONFLICT (scope, "key") DO NOTHING RETURNING 1)
                SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*) FROM claim) AS inserted"#,
-            [
-                scope.into(),
-                key.into(),
-                fingerprint.into(),
-                state.into(),
-                token.into(),
-                now.into(),
-            ],
+            claim.values(),
         ))
         .await?
         .ok_or_else(|| Error::internal("the idempotency claim answered no row"))?;
@@ -231,30 +217,42 @@ pub(crate) async fn claim_idempotency_key_locked(
 /// call inserted it. Racing claimers meet the primary key, and exactly one wins.
 pub(crate) async fn insert_idempotency_claim(
     conn: &impl ConnectionTrait,
-    scope: &str,
-    key: &str,
-    fingerprint: &str,
-    state: &str,
-    token: Uuid,
-    now: DateTime<Utc>,
+    claim: &NewClaim<'_>,
 ) -> Result<bool> {
     let inserted = conn
         .execute_raw(statement(
             conn,
             r#"INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
                VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (scope, "key") DO NOTHING"#,
-            [
-                scope.into(),
-                key.into(),
-                fingerprint.into(),
-                state.into(),
-                token.into(),
-                now.into(),
-            ],
+            claim.values(),
         ))
         .await?
         .rows_affected();
     Ok(inserted == 1)
+}
+
+/// The in-progress record an idempotency claim inserts.
+pub(crate) struct NewClaim<'a> {
+    pub(crate) scope: &'a str,
+    pub(crate) key: &'a str,
+    pub(crate) fingerprint: &'a str,
+    pub(crate) state: &'a str,
+    pub(crate) token: Uuid,
+    pub(crate) now: DateTime<Utc>,
+}
+
+impl NewClaim<'_> {
+    /// `$1` to `$6` of the claim's insert.
+    fn values(&self) -> [Value; 6] {
+        [
+            self.scope.into(),
+            self.key.into(),
+            self.fingerprint.into(),
+            self.state.into(),
+            self.token.into(),
+            self.now.into(),
+        ]
+    }
 }
 
 /// Queues a pending delivery of `event` to each `(endpoint, delivery id)` of

@@ -137,7 +137,7 @@ impl Wfs {
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
             match self
-                .claim_step(&*tx, scope, key.as_str(), fp, token)
+                .claim_step(&*tx, scope, key.as_str(), fp, token, false)
                 .await?
             {
                 Step::Acquired => {
@@ -189,7 +189,7 @@ impl Wfs {
     /// outcome then says so, as for a first claim.
     ///
     /// # Errors
-    /// As [`Wfs::claim_idempotency_key`]; [`Error::Invalid`] for a lock that was not
+    /// As [`Wfs::claim_idempotency_key`]; an internal error for a lock that was not
     /// claimed by [`Wfs::claim_idempotency_key_in`].
     pub async fn reclaim_idempotency_key_in(
         &self,
@@ -215,32 +215,12 @@ impl Wfs {
         fp: &Fingerprint,
         held: Arc<InFlight>,
     ) -> Result<Claim> {
-        let in_progress = || Error::Idempotency(IdempotencyConflict::InProgress);
-        // The first attempt takes the advisory lock in the same statement.
-        let mut first = true;
-        for _ in 0..4 {
+        for attempt in 0..4 {
             let token = Uuid::new_v4();
-            let step = if first {
-                first = false;
-                let now = self.now();
-                match sql::claim_idempotency_key_locked(
-                    &**tx,
-                    scope,
-                    key,
-                    fp.as_str(),
-                    IN_PROGRESS,
-                    token,
-                    now,
-                )
-                .await?
-                {
-                    None => return Err(in_progress()),
-                    Some(true) => Step::Acquired,
-                    Some(false) => self.decide(&**tx, scope, key, fp, token).await?,
-                }
-            } else {
-                self.claim_step(&**tx, scope, key, fp, token).await?
-            };
+            // The first attempt takes the advisory lock, in the claim's own statement.
+            let step = self
+                .claim_step(&**tx, scope, key, fp, token, attempt == 0)
+                .await?;
             match step {
                 Step::Acquired => {
                     let lock = IdempotencyLock {
@@ -255,11 +235,12 @@ impl Wfs {
                 Step::Again => {}
             }
         }
-        Err(in_progress())
+        Err(Error::Idempotency(IdempotencyConflict::InProgress))
     }
 
     /// One attempt at claiming: insert an in-progress record, or decide from the one
-    /// that exists (see the module docs).
+    /// that exists (see the module docs). With `lock`, the claim first takes the
+    /// transaction's exclusion on the key ([`sql::claim_idempotency_key_locked`]).
     async fn claim_step(
         &self,
         conn: &impl ConnectionTrait,
@@ -267,28 +248,27 @@ impl Wfs {
         key: &str,
         fp: &Fingerprint,
         token: Uuid,
+        lock: bool,
     ) -> Result<Step> {
         let now = self.now();
-        let inserted =
-            sql::insert_idempotency_claim(conn, scope, key, fp.as_str(), IN_PROGRESS, token, now)
-                .await?;
+        let claim = sql::NewClaim {
+            scope,
+            key,
+            fingerprint: fp.as_str(),
+            state: IN_PROGRESS,
+            token,
+            now,
+        };
+        let inserted = if lock {
+            sql::claim_idempotency_key_locked(conn, &claim)
+                .await?
+                .ok_or(Error::Idempotency(IdempotencyConflict::InProgress))?
+        } else {
+            sql::insert_idempotency_claim(conn, &claim).await?
+        };
         if inserted {
             return Ok(Step::Acquired);
         }
-        self.decide(conn, scope, key, fp, token).await
-    }
-
-    /// The claim found a record for (`scope`, `key`): replay it, refuse, or remove
-    /// the obstacle and try again.
-    async fn decide(
-        &self,
-        conn: &impl ConnectionTrait,
-        scope: &str,
-        key: &str,
-        fp: &Fingerprint,
-        token: Uuid,
-    ) -> Result<Step> {
-        let now = self.now();
         let Some(existing) = record::Entity::find_by_id((scope.to_owned(), key.to_owned()))
             .one(conn)
             .await?
