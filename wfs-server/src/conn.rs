@@ -70,7 +70,8 @@ enum Phase {
     Busy,
 }
 
-/// A socket whose reads time out per [`Phase`].
+/// A socket whose reads time out by what the connection is doing: waiting for a
+/// request head, idle between requests, or serving one (no read deadline then).
 pub struct Deadlines<T> {
     io: T,
     in_flight: Arc<InFlight>,

@@ -70,7 +70,7 @@ impl fmt::Debug for StoreOptions {
 }
 
 /// The database: a pool, the SQLite writer queue, and the change hub that keeps
-/// the in-process caches correct (see [`changes`]).
+/// the in-process caches correct (see `persistence/changes.rs`).
 #[derive(Clone)]
 pub struct Store {
     db: DatabaseConnection,

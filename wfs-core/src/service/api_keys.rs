@@ -4,7 +4,7 @@
 //! verified-key cache, or, on a miss, one indexed lookup by client id. No argon2, and
 //! no write: `lastUsedAt` is refreshed at most once a minute per key by
 //! [`Wfs::touch_api_key`], which the transport runs off the request path. Rotation
-//! and revocation announce the change (see [`crate::persistence::changes`]): the
+//! and revocation announce the change (see `persistence/changes.rs`): the
 //! process that made it stops using the old entry before its transaction commits and
 //! forgets it once it has, and other processes on the same PostgreSQL forget it when
 //! the notification arrives. Expiry is checked on every request.

@@ -162,7 +162,7 @@ impl Wfs {
     /// a write costs one commit. While `tx` runs, another request with the same key
     /// is answered [`IdempotencyConflict::InProgress`] at once: from memory in this
     /// process, and on PostgreSQL from a transaction-scoped advisory lock in any
-    /// process (see [`sql::claim_idempotency_key_locked`]). The exclusion lasts as
+    /// process (see `sql::claim_idempotency_key_locked`). The exclusion lasts as
     /// long as the returned lock is alive and `tx` is open: keep the lock until `tx`
     /// ends.
     ///

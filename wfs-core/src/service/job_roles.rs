@@ -103,7 +103,7 @@ impl Wfs {
     /// (case-insensitive, ties by exact title, then id).
     ///
     /// Served from the in-process cache when it holds the company's roles: every
-    /// role write announces itself (see [`crate::persistence::changes`]), so the
+    /// role write announces itself (see `persistence/changes.rs`), so the
     /// cache never answers what a committed write changed.
     pub async fn list_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
         let changes = self.store().changes();

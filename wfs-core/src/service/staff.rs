@@ -1,5 +1,5 @@
 //! Staff: the company's memberships. List and deactivate here; creating members in
-//! bulk is its own pipeline ([`bulk`]).
+//! bulk is its own pipeline (`staff/bulk.rs`).
 
 mod bulk;
 

@@ -1,7 +1,7 @@
 //! Webhooks: endpoints a company registers, the events its changes emit, and their
 //! deliveries (the contract is `webhooks.md`, Standard Webhooks 1.0).
 //!
-//! * [`emit`]: events are written in the transaction of the change they report,
+//! * `emit`: events are written in the transaction of the change they report,
 //!   with one pending delivery per subscribed, enabled endpoint.
 //! * this module: endpoint management, the events and deliveries lists, manual
 //!   retry, replay and the test event.
