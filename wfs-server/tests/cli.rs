@@ -1,65 +1,20 @@
 //! The command-line contract of decisions.md, driven through the real binary.
 #![allow(unreachable_pub)]
 
+mod common;
+
+use common::{BIN, Server, sqlite_url};
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "cli-test-secret-cli-test-secret-0123";
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
-
+/// `create-admin` for `email`, with a full name; its output, whether it succeeded or not.
 fn create_admin(url: &str, email: &str) -> std::process::Output {
-    Command::new(BIN)
-        .args([
-            "create-admin",
-            "--company",
-            "Acme Care",
-            "--email",
-            email,
-            "--password",
-            "correct-horse",
-        ])
-        .args([
-            "--first-name",
-            "Ada",
-            "--last-name",
-            "Lovelace",
-            "--database-url",
-            url,
-        ])
-        .output()
-        .unwrap()
-}
-
-/// Starts `serve` on a free port and returns it with its address, read from the log.
-fn serve(url: &str, extra_env: &[(&str, &str)]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env("WFS_DATABASE_URL", url)
-        .env("WFS_JWT_SECRET", SECRET)
-        .env("NO_COLOR", "1")
-        .envs(extra_env.iter().copied())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+    common::run_create_admin(
+        url,
+        email,
+        &["--first-name", "Ada", "--last-name", "Lovelace"],
+    )
 }
 
 #[test]
@@ -106,67 +61,31 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);
     assert!(create_admin(&url, "ada@acme.test").status.success());
-    let (mut child, addr) = serve(&url, &[]);
+    let mut server = Server::serve(&url).start();
     let http = reqwest::Client::new();
 
-    let health = http
-        .get(format!("http://{addr}/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = http.get(server.url("/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
 
-    let signin = http
-        .post(format!("http://{addr}/external/v1/auth/signin"))
-        .json(&serde_json::json!({"email": "ada@acme.test", "password": "correct-horse"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(signin.status(), 200);
-    let token = signin.json::<serde_json::Value>().await.unwrap()["accessToken"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let key: serde_json::Value = http
-        .post(format!("http://{addr}/external/v1/auth/keys"))
-        .bearer_auth(&token)
-        .json(&serde_json::json!({"name": "cli", "allowedIps": ["127.0.0.1"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let token = common::sign_in(&http, &server).await;
+    let key = common::create_key(
+        &http,
+        &server,
+        &token,
+        serde_json::json!({"name": "cli", "allowedIps": ["127.0.0.1"]}),
+    )
+    .await;
     // The server hands the TCP peer to the allowlist check.
     let roles = http
-        .get(format!("http://{addr}/external/v1/job-roles"))
-        .header("x-api-key", key["clientId"].as_str().unwrap())
-        .header("x-api-secret", key["clientSecret"].as_str().unwrap())
+        .get(server.url("/external/v1/job-roles"))
+        .header("x-api-key", &key.client_id)
+        .header("x-api-secret", &key.secret)
         .send()
         .await
         .unwrap();
     assert_eq!(roles.status(), 200);
 
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let mut waited = Duration::ZERO;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            waited < Duration::from_secs(20),
-            "server did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-        waited += Duration::from_millis(50);
-    };
+    let status = server.terminate();
     assert!(status.success(), "graceful shutdown exits 0");
 }
 
@@ -215,26 +134,6 @@ fn openapi_into_a_closed_pipe_exits_quietly() {
 // --password-stdin, start-up errors, logs, the demo.
 // ---------------------------------------------------------------------------------
 
-/// A fresh database: a temp-file SQLite, or a new PostgreSQL database next to the
-/// one `WFS_TEST_DATABASE_URL` names.
-async fn database(dir: &tempfile::TempDir) -> String {
-    match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(admin_url) => {
-            use wfs_core::sea_orm::{ConnectionTrait, Database};
-            let name = format!("wfs_cli_{:032x}", rand::random::<u128>());
-            let admin = Database::connect(&admin_url).await.unwrap();
-            admin
-                .execute_unprepared(&format!("CREATE DATABASE {name}"))
-                .await
-                .unwrap();
-            admin.close().await.ok();
-            let (base, _) = admin_url.rsplit_once('/').unwrap();
-            format!("{base}/{name}")
-        }
-        Err(_) => sqlite_url(dir),
-    }
-}
-
 fn stdout_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -267,33 +166,10 @@ fn company_of(created: &std::process::Output) -> String {
     json["companyId"].as_str().unwrap().to_owned()
 }
 
-/// Waits for `child` to exit, at most `limit`.
-fn wait_at_most(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn stop(mut child: Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let status = wait_at_most(&mut child, Duration::from_secs(20));
-    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
-}
-
 #[tokio::test]
 async fn migrate_applies_pending_migrations_once_and_says_what_it_did() {
     let dir = tempfile::tempdir().unwrap();
-    let url = database(&dir).await;
+    let url = common::database(&dir, "cli").await;
 
     let first = run(&["migrate", "--database-url", &url], "");
     assert!(first.status.success(), "{}", stderr_of(&first));
@@ -330,9 +206,9 @@ async fn create_admin_takes_the_password_from_the_first_line_of_stdin() {
     );
     company_of(&created);
 
-    let (child, addr) = serve(&url, &[]);
+    let mut server = Server::serve(&url).start();
     let signin = reqwest::Client::new()
-        .post(format!("http://{addr}/external/v1/auth/signin"))
+        .post(server.url("/external/v1/auth/signin"))
         .json(&serde_json::json!({"email": "ada@acme.test", "password": "stdin horse battery"}))
         .send()
         .await
@@ -342,7 +218,7 @@ async fn create_admin_takes_the_password_from_the_first_line_of_stdin() {
         200,
         "the first line, without its line ending"
     );
-    stop(child);
+    server.stop();
 }
 
 #[test]
@@ -453,10 +329,10 @@ async fn create_key_issues_a_working_key_for_a_company_without_a_sign_in() {
         "the API's default scopes"
     );
 
-    let (child, addr) = serve(&url, &[]);
+    let mut server = Server::serve(&url).start();
     let http = reqwest::Client::new();
     let roles = http
-        .get(format!("http://{addr}/external/v1/job-roles"))
+        .get(server.url("/external/v1/job-roles"))
         .header("x-api-key", client_id)
         .header("x-api-secret", client_secret)
         .send()
@@ -464,7 +340,7 @@ async fn create_key_issues_a_working_key_for_a_company_without_a_sign_in() {
         .unwrap();
     assert_eq!(roles.status(), 200, "the key works");
     let write = http
-        .post(format!("http://{addr}/external/v1/job-roles"))
+        .post(server.url("/external/v1/job-roles"))
         .header("x-api-key", client_id)
         .header("x-api-secret", client_secret)
         .header("idempotency-key", "cli-create-key-0001")
@@ -473,7 +349,7 @@ async fn create_key_issues_a_working_key_for_a_company_without_a_sign_in() {
         .await
         .unwrap();
     assert_eq!(write.status(), 403, "and only with its scopes");
-    stop(child);
+    server.stop();
 }
 
 #[test]
@@ -600,7 +476,7 @@ fn an_unanswering_database_server_is_reported_within_seconds() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let status = wait_at_most(&mut child, Duration::from_secs(8));
+    let status = common::wait_at_most(&mut child, Duration::from_secs(8));
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(1), "{err}");
@@ -671,56 +547,26 @@ fn a_taken_port_names_the_address_and_the_setting() {
     );
 }
 
-/// Starts `args` (a serving command) with stderr captured, colour preference
-/// untouched; returns the child, its API address and the log so far (shared).
-fn spawn_logged(
-    args: &[&str],
-    envs: &[(&str, &str)],
-) -> (Child, String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env("WFS_JWT_SECRET", SECRET)
+/// Starts `args` (a serving command) with its colour preference and log filter
+/// untouched and its stdout piped.
+fn spawn_logged(args: &[&str]) -> Server {
+    Server::command(args)
         .env_remove("NO_COLOR")
         .env_remove("RUST_LOG")
-        .envs(envs.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("exited before listening: {:?}", log.lock().unwrap()))
-            .unwrap();
-        log.lock().unwrap().push(line.clone());
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    let kept = log.clone();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            kept.lock().unwrap().push(line);
-        }
-    });
-    (child, addr, log)
+        .start()
 }
 
 #[tokio::test]
 async fn logs_written_to_a_pipe_have_no_colour_codes_and_no_migration_chatter() {
     let dir = tempfile::tempdir().unwrap();
-    let url = database(&dir).await;
+    let url = common::database(&dir, "cli").await;
     // Twice: the second start finds the migration table (PostgreSQL's notice case).
     for _ in 0..2 {
-        let (child, addr, log) = spawn_logged(
-            &["serve", "--bind", "127.0.0.1:0", "--database-url", &url],
-            &[],
-        );
-        reqwest::get(format!("http://{addr}/livez")).await.unwrap();
-        stop(child);
-        let log = log.lock().unwrap().join("\n");
+        let mut server = spawn_logged(&["serve", "--bind", "127.0.0.1:0", "--database-url", &url]);
+        reqwest::get(server.url("/livez")).await.unwrap();
+        server.stop();
+        let log = server.log().join("\n");
         assert!(!log.contains('\u{1b}'), "no ANSI escape codes: {log}");
         assert!(!log.contains("seaql_migrations"), "no notice lines: {log}");
         assert!(!log.contains("sea_orm_migration"), "{log}");
@@ -731,10 +577,10 @@ async fn logs_written_to_a_pipe_have_no_colour_codes_and_no_migration_chatter() 
     }
 }
 
-/// Reads `child`'s stdout until a line containing `last`; returns everything read.
-fn stdout_until(child: &mut Child, last: &str) -> String {
+/// Reads `server`'s stdout until a line containing `last`; returns everything read.
+fn stdout_until(server: &mut Server, last: &str) -> String {
     let mut out = String::new();
-    let mut reader = BufReader::new(child.stdout.as_mut().unwrap());
+    let mut reader = BufReader::new(server.stdout());
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap() == 0 {
@@ -753,8 +599,9 @@ async fn demo_prints_its_key_last_once_serving_and_then_how_to_make_another() {
     let url = sqlite_url(&dir);
     let demo = ["demo", "--bind", "127.0.0.1:0", "--database-url", &url];
 
-    let (mut child, addr, log) = spawn_logged(&demo, &[]);
-    let printed = stdout_until(&mut child, "Try:");
+    let mut server = spawn_logged(&demo);
+    let addr = server.addr().to_owned();
+    let printed = stdout_until(&mut server, "Try:");
     assert!(printed.contains("x-api-secret: sec_"), "{printed}");
     assert!(
         printed.contains(&format!("http://{addr}")),
@@ -785,18 +632,13 @@ async fn demo_prints_its_key_last_once_serving_and_then_how_to_make_another() {
     assert_eq!(staff.status(), 200);
     // The log is read by another thread: give it a moment to catch up.
     for _ in 0..50 {
-        if log
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains("queued emails"))
-        {
+        if server.log().iter().any(|l| l.contains("queued emails")) {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     {
-        let log = log.lock().unwrap();
+        let log = server.log();
         let per_email = log.iter().filter(|l| l.contains("email not sent")).count();
         assert_eq!(per_email, 0, "no line per email: {log:?}");
         let summaries: Vec<_> = log
@@ -809,12 +651,12 @@ async fn demo_prints_its_key_last_once_serving_and_then_how_to_make_another() {
             "one summary line, before the key: {log:?}"
         );
     }
-    stop(child);
+    server.stop();
 
     // A second run adds nothing and says how to make a new key, exactly.
-    let (mut child, _, _) = spawn_logged(&demo, &[]);
-    let printed = stdout_until(&mut child, "create-key");
-    stop(child);
+    let mut server = spawn_logged(&demo);
+    let printed = stdout_until(&mut server, "create-key");
+    server.stop();
     let command = printed
         .lines()
         .find(|l| l.contains("wfs-server create-key"))
@@ -869,11 +711,8 @@ fn demo_on_a_taken_port_fails_before_seeding_or_printing_a_key() {
     drop(taken);
 
     // Nothing was seeded: the next run on a free port creates the demo and its key.
-    let (mut child, _, _) = spawn_logged(
-        &["demo", "--bind", "127.0.0.1:0", "--database-url", &url],
-        &[],
-    );
-    let printed = stdout_until(&mut child, "Try:");
+    let mut server = spawn_logged(&["demo", "--bind", "127.0.0.1:0", "--database-url", &url]);
+    let printed = stdout_until(&mut server, "Try:");
     assert!(printed.contains("created"), "{printed}");
-    stop(child);
+    server.stop();
 }

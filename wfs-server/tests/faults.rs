@@ -9,149 +9,22 @@
 //! PostgreSQL leg; without them that test says why and passes.
 #![allow(unreachable_pub)]
 
+mod common;
+
+use common::{Key, Server, create_admin, random_hex, sqlite_url};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "faults-test-secret-faults-test-secret-0123";
-const EMAIL: &str = "ada@acme.test";
-const PASSWORD: &str = "correct-horse";
-
-// ---------------------------------------------------------------------------------
-// The server process
-// ---------------------------------------------------------------------------------
-
-/// A running `wfs-server serve`, killed when dropped (also when a test fails).
-struct Server {
-    child: Child,
-    addr: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// The log lines so far that contain any of `needles`.
-    fn log_lines(&self, needles: &[&str]) -> Vec<String> {
-        self.log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|line| needles.iter().any(|n| line.contains(n)))
-            .cloned()
-            .collect()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
-
-/// Starts `serve` on a free port with `extra` flags; the address comes from the log.
-fn serve(url: &str, extra: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .env("WFS_DATABASE_URL", url)
-        .env("WFS_JWT_SECRET", SECRET)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        log.lock().unwrap().push(line.clone());
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    // Keep draining the log (so the server never blocks on a full pipe), and keep it
-    // for the failure messages.
-    let kept = log.clone();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            kept.lock().unwrap().push(line);
-        }
-    });
-    Server { child, addr, log }
-}
-
-fn create_admin(url: &str) {
-    let out = Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
-        .args(["--password", PASSWORD, "--database-url", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "create-admin: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// An API key's credentials.
-struct Key {
-    id: String,
-    secret: String,
-}
-
 /// Signs the admin in and creates a read/write API key.
 async fn api_key(http: &reqwest::Client, server: &Server) -> Key {
-    let signin = http
-        .post(server.url("/external/v1/auth/signin"))
-        .json(&json!({"email": EMAIL, "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(signin.status(), 200, "sign-in");
-    let token = signin.json::<Value>().await.unwrap()["accessToken"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let created = http
-        .post(server.url("/external/v1/auth/keys"))
-        .bearer_auth(&token)
-        .json(&json!({"name": "t", "scopes": ["workforce:read", "workforce:write"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(created.status(), 201, "key creation");
-    let key: Value = created.json().await.unwrap();
-    Key {
-        id: key["clientId"].as_str().unwrap().to_owned(),
-        secret: key["clientSecret"].as_str().unwrap().to_owned(),
-    }
-}
-
-/// A fresh Idempotency-Key (32 hex digits).
-fn idempotency_key() -> String {
-    format!("{:032x}", rand::random::<u128>())
+    common::api_key(http, server, "t", &["workforce:read", "workforce:write"]).await
 }
 
 // ---------------------------------------------------------------------------------
@@ -161,7 +34,7 @@ fn idempotency_key() -> String {
 const LIVEZ: &[u8] = b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n";
 
 fn connect(server: &Server) -> TcpStream {
-    let stream = TcpStream::connect(&server.addr).unwrap();
+    let stream = TcpStream::connect(server.addr()).unwrap();
     stream.set_nodelay(true).unwrap();
     stream
 }
@@ -243,7 +116,7 @@ fn wait_for_close(stream: &mut TcpStream, since: Instant, limit: Duration) -> (D
 async fn livez_and_healthz_answer_200_on_a_running_sqlite_server() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &[]);
+    let server = Server::serve(&sqlite_url(&dir)).start();
     let http = reqwest::Client::new();
 
     // Act
@@ -265,7 +138,7 @@ async fn livez_and_healthz_answer_200_on_a_running_sqlite_server() {
 fn a_request_head_that_stops_half_way_is_cut_after_10_s_while_others_are_served() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &[]);
+    let server = Server::serve(&sqlite_url(&dir)).start();
     let mut slow = connect(&server);
     let started = Instant::now();
 
@@ -302,7 +175,7 @@ fn a_request_head_that_stops_half_way_is_cut_after_10_s_while_others_are_served(
 fn a_connection_that_never_sends_a_byte_is_closed_after_10_s() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &[]);
+    let server = Server::serve(&sqlite_url(&dir)).start();
 
     // Act
     let started = Instant::now();
@@ -324,7 +197,7 @@ fn a_connection_that_never_sends_a_byte_is_closed_after_10_s() {
 fn an_idle_keep_alive_connection_still_serves_a_request_after_20_s() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &[]);
+    let server = Server::serve(&sqlite_url(&dir)).start();
     let mut conn = connect(&server);
     conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     conn.write_all(LIVEZ).unwrap();
@@ -355,7 +228,7 @@ fn an_idle_keep_alive_connection_still_serves_a_request_after_20_s() {
 fn a_keep_alive_connection_making_a_request_every_second_is_not_cut_at_10_s() {
     // Arrange
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &[]);
+    let server = Server::serve(&sqlite_url(&dir)).start();
     let mut conn = connect(&server);
     conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let connected = Instant::now();
@@ -380,7 +253,9 @@ fn a_keep_alive_connection_making_a_request_every_second_is_not_cut_at_10_s() {
 fn past_max_connections_a_connection_waits_until_one_closes() {
     // Arrange: two keep-alive connections hold both slots (each answered, then idle).
     let dir = tempfile::tempdir().unwrap();
-    let server = serve(&sqlite_url(&dir), &["--max-connections", "2"]);
+    let server = Server::serve(&sqlite_url(&dir))
+        .args(&["--max-connections", "2"])
+        .start();
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut conn = connect(&server);
@@ -448,7 +323,7 @@ async fn three_bulk_bodies_of_two_million_items_answer_400_within_64_mib_of_idle
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);
     create_admin(&url);
-    let server = serve(&url, &[]);
+    let server = Server::serve(&url).start();
     let http = reqwest::Client::new();
     let key = api_key(&http, &server).await;
     // `[0,0,...,0]`: two million items in 4,000,001 bytes, under the 4 MiB bulk limit.
@@ -472,9 +347,9 @@ async fn three_bulk_bodies_of_two_million_items_answer_400_within_64_mib_of_idle
     // Act
     let send = |body: Vec<u8>| {
         http.post(server.url("/external/v1/staff/bulk"))
-            .header("x-api-key", &key.id)
+            .header("x-api-key", &key.client_id)
             .header("x-api-secret", &key.secret)
-            .header("idempotency-key", idempotency_key())
+            .header("idempotency-key", random_hex())
             .header("content-type", "application/json")
             .body(body)
             .send()
@@ -584,25 +459,6 @@ impl Cluster {
             ))
         }
     }
-
-    /// Creates an empty database with psql (next to pg_ctl); returns its URL.
-    fn fresh_database(&self) -> String {
-        let name = format!("wfs_faults_{:016x}", rand::random::<u64>());
-        let psql = self.pg_ctl.with_file_name("psql");
-        let out = Command::new(&psql)
-            .arg(&self.admin_url)
-            .args(["-v", "ON_ERROR_STOP=1", "-q", "-c"])
-            .arg(format!("CREATE DATABASE {name}"))
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", psql.display()));
-        assert!(
-            out.status.success(),
-            "CREATE DATABASE: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let (base, _) = self.admin_url.rsplit_once('/').unwrap();
-        format!("{base}/{name}")
-    }
 }
 
 /// Starts the cluster again when a test leaves it stopped, failing or not.
@@ -649,9 +505,9 @@ async fn writer(
         let sent = Instant::now();
         let answer = http
             .post(&url)
-            .header("x-api-key", &key.id)
+            .header("x-api-key", &key.client_id)
             .header("x-api-secret", &key.secret)
-            .header("idempotency-key", idempotency_key())
+            .header("idempotency-key", random_hex())
             .json(&json!({"title": title}))
             .timeout(Duration::from_secs(10))
             .send()
@@ -714,15 +570,12 @@ async fn a_postgres_outage_answers_503_with_retry_after_and_loses_no_acknowledge
         }
     };
     let _restart = RestartOnDrop(cluster.clone());
-    let url = cluster.fresh_database();
+    let url = common::postgres_database(&cluster.admin_url, "faults").await;
     create_admin(&url);
-    let server = serve(&url, &[]);
+    let server = Server::serve(&url).start();
     let http = reqwest::Client::new();
     let key = api_key(&http, &server).await;
-    let list_key = Key {
-        id: key.id.clone(),
-        secret: key.secret.clone(),
-    };
+    let list_key = key.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let writes = Arc::new(Mutex::new(Vec::new()));
     let writing = tokio::spawn(writer(
@@ -871,7 +724,7 @@ async fn a_postgres_outage_answers_503_with_retry_after_and_loses_no_acknowledge
     // Every acknowledged write is there exactly once.
     let listed = http
         .get(server.url("/external/v1/job-roles"))
-        .header("x-api-key", &list_key.id)
+        .header("x-api-key", &list_key.client_id)
         .header("x-api-secret", &list_key.secret)
         .send()
         .await

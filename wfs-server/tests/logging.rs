@@ -3,36 +3,23 @@
 //! exit, and a stalled stderr never stalls a request: lines are dropped and counted.
 #![allow(unreachable_pub)]
 
+mod common;
+
+use common::{BIN, SECRET, Server, sqlite_url, stop};
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "logging-test-secret-logging-test-secret-0123";
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
+use std::time::Duration;
 
 /// `serve` on free ports (the API, and the metrics listener when `metrics`), with
-/// `RUST_LOG=info`, no colour and stderr piped.
+/// `RUST_LOG=info`; its stderr is the test's to read, or to leave unread.
 fn spawn_serve(url: &str, metrics: bool) -> Child {
-    let mut command = Command::new(BIN);
-    command.args(["serve", "--bind", "127.0.0.1:0"]);
+    let mut serve = Server::serve(url).env("RUST_LOG", "info");
     if metrics {
-        command.args(["--metrics-bind", "127.0.0.1:0"]);
+        serve = serve.with_metrics();
     }
-    command
-        .env("WFS_DATABASE_URL", url)
-        .env("WFS_JWT_SECRET", SECRET)
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    serve.into_command().spawn().unwrap()
 }
 
 /// Reads `stderr` up to the line naming `field=`; returns the value and the lines read.
@@ -55,27 +42,6 @@ fn read_until_field(
             return (value, read);
         }
     }
-}
-
-/// Sends SIGTERM and waits (20 s at most) for a successful exit.
-fn terminate(child: &mut Child) {
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("server did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
 }
 
 /// Reads the rest of `stderr` on a thread, to its end (the process's exit).
@@ -127,7 +93,7 @@ async fn every_request_line_is_written_out_before_a_graceful_shutdown_exits() {
 
     // Act: N requests, then SIGTERM at once.
     send_requests(&addr, "logged", N, 8, Duration::from_secs(10)).await;
-    terminate(&mut child);
+    stop(&mut child);
 
     // Assert: one request line per request, then the shutdown lines, in that order.
     let log = rest.join().unwrap();
@@ -218,7 +184,7 @@ async fn a_stalled_stderr_never_stalls_requests_and_dropped_lines_are_counted() 
     let counted = dropped().await;
     assert!(counted > 0.0, "dropped lines are counted");
     let rest = read_to_end(stderr);
-    terminate(&mut child);
+    stop(&mut child);
     let log = rest.join().unwrap();
     let last = log.last().map(String::as_str).unwrap_or_default();
     let said: f64 = last

@@ -5,16 +5,18 @@
 //! `WFS_TEST_DATABASE_URL` is set.
 #![allow(unreachable_pub)]
 
+mod common;
+
 use chrono::{TimeZone, Utc};
+use common::{BIN, sqlite_url};
 use mailin_embedded::{Handler, Response, Server, SslConfig, response};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wfs_core::persistence::entity::outbox;
-use wfs_core::sea_orm::{ConnectionTrait, Database, EntityTrait};
+use wfs_core::sea_orm::EntityTrait;
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::service::locations::NewLocation;
@@ -109,17 +111,12 @@ struct World {
     wfs: Wfs,
     clock: FixedClock,
     company: CompanyId,
-    _dir: Option<tempfile::TempDir>,
+    _dir: tempfile::TempDir,
 }
 
 async fn world() -> World {
-    let (url, dir) = match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(admin_url) => (fresh_postgres_database(&admin_url).await, None),
-        Err(_) => {
-            let dir = tempfile::tempdir().unwrap();
-            (sqlite_url(&dir), Some(dir))
-        }
-    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::database(&dir, "mail").await;
     let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
     store.migrate().await.unwrap();
     let clock = FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 18, 9, 0, 0).unwrap());
@@ -333,8 +330,6 @@ async fn mail_options_need_a_sender_with_an_smtp_url_and_reject_bad_values() {
     assert_eq!(format!("{log:?}"), "LogMailer");
 }
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-
 #[test]
 fn serve_refuses_an_smtp_url_without_a_sender() {
     let dir = tempfile::tempdir().unwrap();
@@ -356,69 +351,24 @@ async fn the_server_sends_the_welcome_email_of_a_member_created_over_http() {
     let inbox = start_smtp(listener);
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);
-    let admin = Command::new(BIN)
-        .args([
-            "create-admin",
-            "--company",
-            "Acme Care",
-            "--email",
-            "ada@acme.test",
-        ])
-        .args(["--password", "correct-horse", "--database-url", &url])
-        .output()
-        .unwrap();
-    assert!(admin.status.success());
-    let mut server = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env("WFS_DATABASE_URL", &url)
-        .env("WFS_JWT_SECRET", std::str::from_utf8(SECRET).unwrap())
+    common::create_admin(&url);
+    let server = common::Server::serve(&url)
         .env("WFS_SMTP_URL", format!("smtp://127.0.0.1:{port}"))
         .env("WFS_MAIL_FROM", FROM)
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let server = KillOnDrop(server);
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let base = format!("http://{addr}/external/v1");
+        .start();
+    let base = server.url("/external/v1");
     let http = reqwest::Client::new();
-    let token = http
-        .post(format!("{base}/auth/signin"))
-        .json(&json!({"email": "ada@acme.test", "password": "correct-horse"}))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap()["accessToken"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let key: Value = http
-        .post(format!("{base}/auth/keys"))
-        .bearer_auth(&token)
-        .json(&json!({"name": "mail", "scopes": ["workforce:read", "workforce:write"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let key = common::api_key(
+        &http,
+        &server,
+        "mail",
+        &["workforce:read", "workforce:write"],
+    )
+    .await;
     let write = |path: &str, body: Value| {
         http.post(format!("{base}{path}"))
-            .header("x-api-key", key["clientId"].as_str().unwrap())
-            .header("x-api-secret", key["clientSecret"].as_str().unwrap())
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", &key.secret)
             .header(
                 "idempotency-key",
                 format!("mail-test{}", path.replace('/', "-")),
@@ -465,31 +415,4 @@ async fn the_server_sends_the_welcome_email_of_a_member_created_over_http() {
     assert_eq!(messages.len(), 1, "the background sender delivered it");
     assert_eq!(messages[0].to, ["grace@example.test"]);
     assert!(messages[0].data.contains("Subject: Welcome to Acme Care"));
-}
-
-/// Stops the server even when the test fails half-way.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
-
-/// Creates an empty database next to the one `admin_url` names; returns its URL.
-async fn fresh_postgres_database(admin_url: &str) -> String {
-    let name = format!("wfs_mail_{:016x}", rand::random::<u64>());
-    let admin = Database::connect(admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    admin.close().await.ok();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
 }

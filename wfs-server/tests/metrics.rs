@@ -3,138 +3,26 @@
 //! read fails the scrape), through the real binary.
 #![allow(unreachable_pub)]
 
+mod common;
+
+use common::{Key, Server, create_admin, sqlite_url};
 use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
 use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "metrics-test-secret-metrics-test-secret-0123";
-const EMAIL: &str = "ada@acme.test";
-const PASSWORD: &str = "correct-horse";
-
-/// A running `serve --metrics-bind 127.0.0.1:0`, killed when dropped.
-struct Server {
-    child: Child,
-    api: String,
-    metrics: String,
+/// `serve --metrics-bind 127.0.0.1:0` with `extra` flags.
+fn start(url: &str, extra: &[&str]) -> Server {
+    Server::serve(url).with_metrics().args(extra).start()
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(url: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--metrics-bind",
-                "127.0.0.1:0",
-            ])
-            .args(extra)
-            .env("WFS_DATABASE_URL", url)
-            .env("WFS_JWT_SECRET", SECRET)
-            .env("NO_COLOR", "1")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let (mut api, mut metrics) = (None, None);
-        while api.is_none() || metrics.is_none() {
-            let line = lines
-                .next()
-                .expect("server exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split(" address=").nth(1) {
-                api = Some(rest.split_whitespace().next().unwrap().to_owned());
-            }
-            if let Some(rest) = line.split(" metrics=").nth(1) {
-                metrics = Some(rest.split_whitespace().next().unwrap().to_owned());
-            }
-        }
-        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-        Server {
-            child,
-            api: format!("http://{}", api.unwrap()),
-            metrics: metrics.unwrap(),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.api)
-    }
-}
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
-
-/// A fresh database: a temp-file SQLite, or a new PostgreSQL database next to the
-/// one `WFS_TEST_DATABASE_URL` names (the pool gauge then reads the PostgreSQL pool).
-async fn database(dir: &tempfile::TempDir) -> String {
-    match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(admin_url) => {
-            use wfs_core::sea_orm::{ConnectionTrait, Database};
-            let name = format!("wfs_metrics_{:032x}", rand::random::<u128>());
-            let admin = Database::connect(&admin_url).await.unwrap();
-            admin
-                .execute_unprepared(&format!("CREATE DATABASE {name}"))
-                .await
-                .unwrap();
-            admin.close().await.ok();
-            let (base, _) = admin_url.rsplit_once('/').unwrap();
-            format!("{base}/{name}")
-        }
-        Err(_) => sqlite_url(dir),
-    }
-}
-
-fn create_admin(url: &str) {
-    let out = Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
-        .args(["--password", PASSWORD, "--database-url", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// An API key with `scopes`, made through the API.
+/// An API key with `scopes`, made through the API: its client id and secret.
 async fn api_key(http: &reqwest::Client, server: &Server, scopes: &[&str]) -> (String, String) {
-    let signin: Json = http
-        .post(server.url("/external/v1/auth/signin"))
-        .json(&json!({"email": EMAIL, "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let key: Json = http
-        .post(server.url("/external/v1/auth/keys"))
-        .bearer_auth(signin["accessToken"].as_str().unwrap())
-        .json(&json!({"name": "metrics", "scopes": scopes}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    (
-        key["clientId"].as_str().unwrap().to_owned(),
-        key["clientSecret"].as_str().unwrap().to_owned(),
-    )
+    let Key {
+        client_id, secret, ..
+    } = common::api_key(http, server, "metrics", scopes).await;
+    (client_id, secret)
 }
 
 type Exposition = MetricsExposition<PrometheusType, PrometheusValue>;
@@ -156,7 +44,7 @@ impl Sample {
 }
 
 async fn scrape(http: &reqwest::Client, server: &Server) -> (String, Exposition) {
-    let res = http.get(&server.metrics).send().await.unwrap();
+    let res = http.get(server.metrics()).send().await.unwrap();
     assert_eq!(res.status(), 200);
     let kind = res.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(kind.starts_with("text/plain; version=0.0.4"), "{kind}");
@@ -210,9 +98,10 @@ fn looks_like_an_id(s: &str) -> bool {
 #[tokio::test]
 async fn metrics_show_requests_by_route_template_pool_outbox_and_webhook_series() {
     let dir = tempfile::tempdir().unwrap();
-    let url = database(&dir).await;
+    // On PostgreSQL the pool gauge reads the PostgreSQL pool.
+    let url = common::database(&dir, "metrics").await;
     create_admin(&url);
-    let server = Server::start(&url, &[]);
+    let server = start(&url, &[]);
     let http = reqwest::Client::new();
     let (id, secret) = api_key(
         &http,
@@ -409,15 +298,15 @@ async fn metrics_show_requests_by_route_template_pool_outbox_and_webhook_series(
 async fn the_metrics_listener_answers_only_get_metrics_and_stops_with_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let url = sqlite_url(&dir);
-    let mut server = Server::start(&url, &[]);
+    let mut server = start(&url, &[]);
     let http = reqwest::Client::new();
-    let base = server.metrics.trim_end_matches("/metrics").to_owned();
+    let base = server.metrics().trim_end_matches("/metrics").to_owned();
 
     assert_eq!(
         http.get(format!("{base}/")).send().await.unwrap().status(),
         404
     );
-    let post = http.post(&server.metrics).send().await.unwrap();
+    let post = http.post(server.metrics()).send().await.unwrap();
     assert_eq!(post.status(), 405);
     assert_eq!(post.headers()["allow"], "GET, HEAD");
     // The API listener does not serve metrics.
@@ -431,23 +320,7 @@ async fn the_metrics_listener_answers_only_get_metrics_and_stops_with_the_server
     );
 
     // SIGTERM: both listeners close and the process exits 0.
-    let pid = server.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "still running");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success());
+    server.stop();
     let addr = base.trim_start_matches("http://");
     assert!(
         std::net::TcpStream::connect(addr).is_err(),
@@ -458,13 +331,10 @@ async fn the_metrics_listener_answers_only_get_metrics_and_stops_with_the_server
 #[test]
 fn without_metrics_bind_nothing_listens_for_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env("WFS_DATABASE_URL", sqlite_url(&dir))
-        .env("WFS_JWT_SECRET", SECRET)
-        .env("NO_COLOR", "1")
+    // Read to the end here: the log must not name a metrics address at all.
+    let mut child = Server::serve(&sqlite_url(&dir))
         .env_remove("WFS_METRICS_BIND")
-        .stderr(Stdio::piped())
+        .into_command()
         .spawn()
         .unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -524,9 +394,9 @@ fn receiver(status: u16) -> std::net::SocketAddr {
 #[tokio::test]
 async fn webhook_delivery_attempts_are_counted_by_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    let url = database(&dir).await;
+    let url = common::database(&dir, "metrics").await;
     create_admin(&url);
-    let server = Server::start(
+    let server = start(
         &url,
         &[
             "--webhook-allow-private",

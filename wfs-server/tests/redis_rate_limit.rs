@@ -8,20 +8,17 @@
 //! these are bounds on counts, never on how long anything took.
 #![allow(unreachable_pub)]
 
+mod common;
+
+use common::{Key, Server, create_admin, sqlite_url};
 use openmetrics_parser::PrometheusValue;
 use openmetrics_parser::prometheus::parse_prometheus;
-use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
-const SECRET: &str = "redis-rate-limit-test-secret-0123456789abcdef";
-const EMAIL: &str = "ada@acme.test";
-const PASSWORD: &str = "correct-horse";
 /// Redis's password: it must never appear in a log line or a message.
 const REDIS_PASSWORD: &str = "redis-pw-7f3a9c1e";
 const ROLES: &str = "/external/v1/job-roles";
@@ -135,184 +132,43 @@ fn free_port() -> u16 {
 // The servers
 // ---------------------------------------------------------------------------------
 
-/// A running `serve --bind 127.0.0.1:0 --metrics-bind 127.0.0.1:0`, killed when
-/// dropped; its log is kept.
-struct Server {
-    child: Child,
-    api: String,
-    metrics: String,
-    log: Arc<Mutex<Vec<String>>>,
+/// Starts `serve` with its metrics listener, the rate-limit policy, Redis at
+/// `redis_url` (the URL comes in `WFS_REDIS_URL`, as an operator would pass a secret)
+/// and `extra` flags.
+fn start(db_url: &str, redis_url: &str, extra: &[&str]) -> Server {
+    Server::serve(db_url)
+        .with_metrics()
+        .args(&POLICY)
+        .args(extra)
+        .env("WFS_REDIS_URL", redis_url)
+        .env_remove("RUST_LOG")
+        .start()
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// Asserts that no line of `server`'s log holds Redis's password.
+fn assert_log_keeps_the_password(server: &Server) {
+    let log = server.log();
+    assert!(!log.is_empty());
+    for line in &log {
+        assert!(!line.contains(REDIS_PASSWORD), "password logged: {line}");
     }
-}
-
-impl Server {
-    /// Starts with the rate-limit policy, Redis at `redis_url` (the URL comes in
-    /// `WFS_REDIS_URL`, as an operator would pass a secret) and `extra` flags.
-    fn start(db_url: &str, redis_url: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .args(["--metrics-bind", "127.0.0.1:0"])
-            .args(POLICY)
-            .args(extra)
-            .env("WFS_DATABASE_URL", db_url)
-            .env("WFS_REDIS_URL", redis_url)
-            .env("WFS_JWT_SECRET", SECRET)
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (mut api, mut metrics) = (None, None);
-        while api.is_none() || metrics.is_none() {
-            let line = lines
-                .next()
-                .unwrap_or_else(|| panic!("exited before listening: {:?}", log.lock().unwrap()))
-                .unwrap();
-            log.lock().unwrap().push(line.clone());
-            if let Some(rest) = line.split(" address=").nth(1) {
-                api = Some(rest.split_whitespace().next().unwrap().to_owned());
-            }
-            if let Some(rest) = line.split(" metrics=").nth(1) {
-                metrics = Some(rest.split_whitespace().next().unwrap().to_owned());
-            }
-        }
-        let kept = log.clone();
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Server {
-            child,
-            api: format!("http://{}", api.unwrap()),
-            metrics: metrics.unwrap(),
-            log,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.api)
-    }
-
-    fn log(&self) -> Vec<String> {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits (at most 10 s) for a log line holding `needle`.
-    fn wait_for_log(&self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(line) = self.log().into_iter().find(|l| l.contains(needle)) {
-                return line;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no log line with {needle:?}: {:#?}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Asserts that no log line holds Redis's password.
-    fn assert_log_keeps_the_password(&self) {
-        let log = self.log();
-        assert!(!log.is_empty());
-        for line in &log {
-            assert!(!line.contains(REDIS_PASSWORD), "password logged: {line}");
-        }
-    }
-}
-
-fn sqlite_url(dir: &tempfile::TempDir) -> String {
-    format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display())
-}
-
-/// A fresh database both servers share: a temp-file SQLite (WAL: two processes on one
-/// file are fine), or a new PostgreSQL database next to `WFS_TEST_DATABASE_URL`'s.
-async fn database(dir: &tempfile::TempDir) -> String {
-    match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(admin_url) => {
-            use wfs_core::sea_orm::{ConnectionTrait, Database};
-            let name = format!("wfs_redis_rl_{:032x}", rand::random::<u128>());
-            let admin = Database::connect(&admin_url).await.unwrap();
-            admin
-                .execute_unprepared(&format!("CREATE DATABASE {name}"))
-                .await
-                .unwrap();
-            admin.close().await.ok();
-            let (base, _) = admin_url.rsplit_once('/').unwrap();
-            format!("{base}/{name}")
-        }
-        Err(_) => sqlite_url(dir),
-    }
-}
-
-fn create_admin(url: &str) {
-    let out = Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
-        .args(["--password", PASSWORD, "--database-url", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A database with a company, and two servers on it sharing `redis`: the first one
 /// migrates before the second starts.
 async fn two_servers(dir: &tempfile::TempDir, redis_url: &str) -> (Server, Server) {
-    let url = database(dir).await;
+    let url = common::database(dir, "redis_rl").await;
     create_admin(&url);
     // A generous Redis timeout: on a loaded machine a request that waited the default
     // 100 ms would be decided locally, and the test would not show the shared budget.
-    let a = Server::start(&url, redis_url, &["--redis-timeout", "5s"]);
-    let b = Server::start(&url, redis_url, &["--redis-timeout", "5s"]);
+    let a = start(&url, redis_url, &["--redis-timeout", "5s"]);
+    let b = start(&url, redis_url, &["--redis-timeout", "5s"]);
     (a, b)
-}
-
-/// An API key pair.
-#[derive(Debug, Clone)]
-struct Key {
-    id: String,
-    secret: String,
 }
 
 /// A new API key (`workforce:read`), made through the API of `server`.
 async fn new_key(http: &reqwest::Client, server: &Server) -> Key {
-    let signin: Json = http
-        .post(server.url("/external/v1/auth/signin"))
-        .json(&json!({"email": EMAIL, "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let key: Json = http
-        .post(server.url("/external/v1/auth/keys"))
-        .bearer_auth(signin["accessToken"].as_str().unwrap())
-        .json(&json!({"name": "rate limited", "scopes": ["workforce:read"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    Key {
-        id: key["clientId"].as_str().unwrap().to_owned(),
-        secret: key["clientSecret"].as_str().unwrap().to_owned(),
-    }
+    common::api_key(http, server, "rate limited", &["workforce:read"]).await
 }
 
 /// One answer to a key's `GET /job-roles`.
@@ -353,7 +209,7 @@ async fn until_refused(
         let server = i % servers.len();
         let res = http
             .get(servers[server].url(ROLES))
-            .header("x-api-key", &key.id)
+            .header("x-api-key", &key.client_id)
             .header("x-api-secret", &key.secret)
             .send()
             .await
@@ -414,7 +270,7 @@ fn assert_one_budget(answers: &[Answer]) {
 /// The value of `wfs_rate_limit_store_errors_total` in a scrape of `server`.
 async fn store_errors(http: &reqwest::Client, server: &Server) -> f64 {
     let text = http
-        .get(&server.metrics)
+        .get(server.metrics())
         .send()
         .await
         .unwrap()
@@ -485,8 +341,8 @@ async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
     let first = until_refused(&http, &[&b], &other, 1).await;
     assert_eq!(first[0].status, 200);
     assert_eq!(first[0].remaining, Some(BURST - 1));
-    a.assert_log_keeps_the_password();
-    b.assert_log_keeps_the_password();
+    assert_log_keeps_the_password(&a);
+    assert_log_keeps_the_password(&b);
 }
 
 #[tokio::test]
@@ -534,8 +390,8 @@ async fn while_redis_is_down_requests_are_served_and_limited_per_server_and_shar
     assert_one_budget(&answers);
     a.wait_for_log("rate limit: Redis answers again");
     b.wait_for_log("rate limit: Redis answers again");
-    a.assert_log_keeps_the_password();
-    b.assert_log_keeps_the_password();
+    assert_log_keeps_the_password(&a);
+    assert_log_keeps_the_password(&b);
 }
 
 #[tokio::test]
@@ -547,7 +403,7 @@ async fn a_redis_that_does_not_answer_at_start_does_not_stop_the_server() {
     let nowhere = format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{}", free_port());
 
     // Act
-    let server = Server::start(&url, &nowhere, &[]);
+    let server = start(&url, &nowhere, &[]);
 
     // Assert: it serves, warns once, and limits the key in this process.
     server.wait_for_log("rate limit: Redis does not answer at start");
@@ -556,7 +412,7 @@ async fn a_redis_that_does_not_answer_at_start_does_not_stop_the_server() {
     let answers = until_refused(&http, &[&server], &key, 4 * BURST as usize).await;
     assert_one_budget(&answers);
     assert!(store_errors(&http, &server).await > 0.0);
-    server.assert_log_keeps_the_password();
+    assert_log_keeps_the_password(&server);
 }
 
 #[test]
@@ -570,14 +426,10 @@ fn a_redis_url_that_cannot_work_stops_the_start_with_exit_1_naming_the_flag() {
         "127.0.0.1:6379".to_owned(),
         "not a url".to_owned(),
     ] {
-        let out = Command::new(BIN)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .args(POLICY)
-            .env("WFS_DATABASE_URL", &url)
+        let out = Server::serve(&url)
+            .args(&POLICY)
             .env("WFS_REDIS_URL", &bad)
-            .env("WFS_JWT_SECRET", SECRET)
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::null())
+            .into_command()
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

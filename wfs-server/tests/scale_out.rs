@@ -4,133 +4,44 @@
 //! tests say so and pass (one SQLite file belongs to one server process).
 #![allow(unreachable_pub)]
 
-use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "scale-out-test-secret-scale-out-test-secret";
-const EMAIL: &str = "ada@acme.test";
-const PASSWORD: &str = "correct-horse";
+use common::{Key, Server};
+use serde_json::{Value as Json, json};
+use std::time::{Duration, Instant};
 
 /// The bound this project documents for a change to reach another process.
 const PROPAGATION_BOUND: Duration = Duration::from_millis(100);
 
-/// A running `serve --bind 127.0.0.1:0`, killed when dropped.
-struct Server {
-    child: Child,
-    api: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(url: &str) -> Self {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .env("WFS_DATABASE_URL", url)
-            .env("WFS_JWT_SECRET", SECRET)
-            .env("NO_COLOR", "1")
-            .env("RUST_LOG", "warn,wfs_server=info")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let api = loop {
-            let line = lines
-                .next()
-                .expect("server exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split(" address=").nth(1) {
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-        Server {
-            child,
-            api: format!("http://{api}"),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.api)
-    }
-}
-
-/// A fresh database in the cluster of `WFS_TEST_DATABASE_URL`, or `None` on SQLite.
+/// A fresh database with the admin in the cluster of `WFS_TEST_DATABASE_URL`, or
+/// `None` on SQLite.
 async fn postgres_database() -> Option<String> {
     let Ok(admin_url) = std::env::var("WFS_TEST_DATABASE_URL") else {
         eprintln!("scale-out tests need PostgreSQL (WFS_TEST_DATABASE_URL): skipped");
         return None;
     };
-    use wfs_core::sea_orm::{ConnectionTrait, Database};
-    let name = format!("wfs_scale_{:032x}", rand::random::<u128>());
-    let admin = Database::connect(&admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    admin.close().await.ok();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let url = format!("{base}/{name}");
-    let out = Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
-        .args(["--password", PASSWORD, "--database-url", &url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let url = common::postgres_database(&admin_url, "scale").await;
+    common::create_admin(&url);
     Some(url)
+}
+
+fn start(url: &str) -> Server {
+    Server::serve(url)
+        .env("RUST_LOG", "warn,wfs_server=info")
+        .start()
 }
 
 /// Two servers on one database, the HTTP client, and the admin's token from `a`.
 async fn two_servers(url: &str) -> (Server, Server, reqwest::Client, String) {
-    let (a, b) = (Server::start(url), Server::start(url));
+    let (a, b) = (start(url), start(url));
     let http = reqwest::Client::new();
-    let signin: Json = http
-        .post(a.url("/external/v1/auth/signin"))
-        .json(&json!({"email": EMAIL, "password": PASSWORD}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = signin["accessToken"].as_str().unwrap().to_owned();
+    let token = common::sign_in(&http, &a).await;
     (a, b, http, token)
 }
 
-struct Key {
-    id: String,
-    client_id: String,
-    secret: String,
-}
-
 async fn new_key(http: &reqwest::Client, server: &Server, token: &str) -> Key {
-    let key: Json = http
-        .post(server.url("/external/v1/auth/keys"))
-        .bearer_auth(token)
-        .json(&json!({"name": "scale-out", "scopes": ["workforce:read", "workforce:write"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    Key {
-        id: key["id"].as_str().unwrap().to_owned(),
-        client_id: key["clientId"].as_str().unwrap().to_owned(),
-        secret: key["clientSecret"].as_str().unwrap().to_owned(),
-    }
+    let body = json!({"name": "scale-out", "scopes": ["workforce:read", "workforce:write"]});
+    common::create_key(http, server, token, body).await
 }
 
 async fn list_roles(

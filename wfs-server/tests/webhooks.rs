@@ -6,107 +6,26 @@
 //! `WFS_TEST_DATABASE_URL` is set (two server processes share the one database).
 #![allow(unreachable_pub)]
 
+mod common;
+
 use bytes::Bytes;
+use common::{Server, create_admin, random_hex};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wfs_core::sea_orm::{ConnectionTrait, Database};
 
-const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
-const SECRET: &str = "webhook-test-secret-webhook-test-secret-01";
-const EMAIL: &str = "ada@acme.test";
-const PASSWORD: &str = "correct-horse";
-
-/// A running `wfs-server serve`, killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// SIGKILL: a crash, with no chance to finish or record anything.
-    fn crash(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.crash();
-    }
-}
-
+/// `serve` with `extra` flags, allowed to deliver to the receiver on loopback.
 fn serve(db: &str, extra: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", "127.0.0.1:0", "--webhook-allow-private"])
+    Server::serve(db)
+        .arg("--webhook-allow-private")
         .args(extra)
-        .env("WFS_DATABASE_URL", db)
-        .env("WFS_JWT_SECRET", SECRET)
-        .env("NO_COLOR", "1")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    Server { child, addr }
-}
-
-/// A fresh database: a temp-file SQLite, or a new PostgreSQL database next to the
-/// one `WFS_TEST_DATABASE_URL` names.
-async fn database(dir: &tempfile::TempDir) -> String {
-    match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(admin_url) => {
-            let name = format!("wfs_wh_{}", uuid_hex());
-            let admin = Database::connect(&admin_url).await.unwrap();
-            admin
-                .execute_unprepared(&format!("CREATE DATABASE {name}"))
-                .await
-                .unwrap();
-            admin.close().await.ok();
-            let (base, _) = admin_url.rsplit_once('/').unwrap();
-            format!("{base}/{name}")
-        }
-        Err(_) => format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display()),
-    }
-}
-
-fn uuid_hex() -> String {
-    format!("{:032x}", rand::random::<u128>())
-}
-
-fn create_admin(db: &str) {
-    let out = Command::new(BIN)
-        .args(["create-admin", "--company", "Acme Care", "--email", EMAIL])
-        .args(["--password", PASSWORD, "--database-url", db])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .start()
 }
 
 struct Api {
@@ -118,30 +37,17 @@ struct Api {
 impl Api {
     async fn new(server: &Server) -> Self {
         let http = reqwest::Client::new();
-        let signin: Value = http
-            .post(server.url("/external/v1/auth/signin"))
-            .json(&json!({"email": EMAIL, "password": PASSWORD}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let token = signin["accessToken"].as_str().unwrap();
-        let key: Value = http
-            .post(server.url("/external/v1/auth/keys"))
-            .bearer_auth(token)
-            .json(&json!({"name": "hooks", "scopes": ["workforce:write", "webhooks:manage"]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let key = common::api_key(
+            &http,
+            server,
+            "hooks",
+            &["workforce:write", "webhooks:manage"],
+        )
+        .await;
         Self {
             http,
-            key: key["clientId"].as_str().unwrap().to_owned(),
-            secret: key["clientSecret"].as_str().unwrap().to_owned(),
+            key: key.client_id,
+            secret: key.secret,
         }
     }
 
@@ -157,7 +63,7 @@ impl Api {
             .header("x-api-key", &self.key)
             .header("x-api-secret", &self.secret);
         if method != reqwest::Method::GET {
-            req = req.header("Idempotency-Key", uuid_hex());
+            req = req.header("Idempotency-Key", random_hex());
         }
         if let Some(body) = body {
             req = req.json(&body);
@@ -281,7 +187,7 @@ async fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_survives_a_server_crash_while_the_receiver_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let db = database(&dir).await;
+    let db = common::database(&dir, "wh").await;
     create_admin(&db);
     let receiver = Receiver::default();
     receiver.failing.store(true, Ordering::SeqCst);
@@ -323,7 +229,7 @@ async fn a_delivery_survives_a_server_crash_while_the_receiver_fails() {
         receiver.seen().iter().filter(|s| s.answered == 503).count() >= 2
     })
     .await;
-    server.crash();
+    server.kill();
     receiver.failing.store(false, Ordering::SeqCst);
     let refused = receiver.seen().len();
 
@@ -368,7 +274,7 @@ fn futures_lite_block<F: std::future::Future>(f: F) -> F::Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_database_never_send_an_attempt_twice_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let db = database(&dir).await;
+    let db = common::database(&dir, "wh").await;
     create_admin(&db);
     let receiver = Receiver::default();
     receiver.hold_ms.store(40, Ordering::SeqCst);
