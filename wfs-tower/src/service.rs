@@ -135,10 +135,10 @@ where
         }
         // A write runs to its end on a task of its own. A client that goes away
         // mid-request makes the host drop this future; were the write's future
-        // dropped with it, its transaction would be cut between two statements, and
-        // sqlx would hand the connection back with a rollback still queued (or, cut
-        // mid-BEGIN, inside an open transaction). So the write commits or rolls back
-        // as if the client had stayed, and a retry with its Idempotency-Key replays.
+        // dropped with it, its transaction would be cut between two statements and
+        // rolled back late by sqlx, while the client cannot know whether it wrote.
+        // So the write commits or rolls back as if the client had stayed, and a
+        // retry with its Idempotency-Key replays its answer.
         let task = tokio::spawn(answer);
         Box::pin(async move {
             task.await.unwrap_or_else(|_| {
