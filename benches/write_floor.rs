@@ -14,7 +14,6 @@
 //! Without `--bench` (under `cargo test`) it runs for a moment, as a smoke test that
 //! every write committed.
 
-use bytes::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -36,7 +35,7 @@ async fn main() {
         .and_then(|s| s.parse::<f64>().ok())
         .unwrap_or(if common::benching() { 5.0 } else { 0.3 });
     let f = common::fixture(None).await;
-    let wfs = Arc::new(f.wfs.clone());
+    let wfs = &f.wfs;
 
     // One statement round trip, serially.
     let conn = wfs.store().conn();
@@ -76,8 +75,8 @@ async fn main() {
     let roles = wfs.list_job_roles(f.company).await.unwrap().len() as u64;
     assert_eq!(roles, writes + 1, "every acknowledged write is listed");
     println!(
-        "write_floor ({}): {:.0} writes/s from {tasks} tasks ({writes} in {elapsed:.1} s); one statement round trip {:.1} us",
-        backend_name(&wfs),
+        "write_floor ({:?}): {:.0} writes/s from {tasks} tasks ({writes} in {elapsed:.1} s); one statement round trip {:.1} us",
+        wfs.store().backend(),
         writes as f64 / elapsed,
         round_trip.as_secs_f64() * 1e6,
     );
@@ -108,21 +107,13 @@ async fn write_once(wfs: &Wfs, company: CompanyId, key: &str) {
         )
         .await
         .unwrap();
-    let body = Bytes::from(format!(r#"{{"id":"{}","title":"Bench role"}}"#, role.id));
     let stored = StoredResponse {
         status: 201,
         headers: vec![("content-type".into(), "application/json".into())],
-        body: body.to_vec(),
+        body: format!(r#"{{"id":"{}","title":"Bench role"}}"#, role.id).into_bytes(),
     };
     wfs.complete_idempotency_key(&*tx, &lock, &stored)
         .await
         .unwrap();
     tx.commit().await.unwrap();
-}
-
-fn backend_name(wfs: &Wfs) -> &'static str {
-    match wfs.store().backend() {
-        wfs_core::sea_orm::DatabaseBackend::Postgres => "PostgreSQL",
-        _ => "SQLite",
-    }
 }

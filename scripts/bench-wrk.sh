@@ -145,16 +145,16 @@ printf '%s\n' "${RSS[@]}"
 
 echo
 echo "The idempotent write's database work alone (cargo bench --bench write_floor), to the last hello-world ($WRITE_HELLO req/s):"
-floor() { # name, then the environment of the bench
+floor() { # the environment of the bench
   local line per_s
-  line=$(env "${@:2}" cargo bench -q --bench write_floor 2>/dev/null | grep write_floor)
+  line=$(env "$@" cargo bench -q --bench write_floor 2>/dev/null | grep write_floor)
   per_s=$(awk '{for (i = 1; i <= NF; i++) if ($i == "writes/s") print $(i-1)}' <<<"$line")
   echo "$line; ratio $(ratio "$per_s" "$WRITE_HELLO")"
 }
-floor SQLite
+floor
 run_pg "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres \
   -c "DROP DATABASE IF EXISTS floor" -c "CREATE DATABASE floor" postgres
-floor PostgreSQL WFS_BENCH_DATABASE_URL="${PG_URL%/postgres}/floor"
+floor WFS_BENCH_DATABASE_URL="${PG_URL%/postgres}/floor"
 
 if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
   echo
