@@ -17,6 +17,7 @@ use std::task::{Context, Poll};
 use tower::ServiceExt;
 use wfs_core::persistence::entity::{job_role, membership, skill_set, user};
 use wfs_core::sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+use wfs_core::service::accounts::RestoredAdminInput;
 use wfs_tower::{Config, WfsService};
 
 const ROLES: &str = "/external/v1/job-roles";
@@ -499,15 +500,10 @@ async fn the_companys_last_active_super_admin_cannot_be_deactivated() {
     app.sign_in(&s.company.email, PASSWORD).await;
     assert_eq!(super_admins(&s).await, admins, "still active");
 
-    // With a second super admin the first may go; then the second is the last.
-    let report = app.post(&s.key, BULK, &json!([person(&s, 1)])).await;
-    report.assert_status(200);
-    assert_eq!(report.body["success"], 1, "{}", report.body);
-    let second = super_admins(&s)
-        .await
-        .into_iter()
-        .find(|id| *id != first)
-        .expect("a second super admin");
+    // With a second super admin who can sign in, the first may go; then the second
+    // is the last.
+    let second_email = format!("second-{}@admins.test", uuid::Uuid::new_v4().simple());
+    let second = restore_admin(app, &s, &second_email).await;
 
     app.delete(&s.key, &format!("{STAFF}/{first}"))
         .await
@@ -516,6 +512,91 @@ async fn the_companys_last_active_super_admin_cannot_be_deactivated() {
         .await
         .assert_error(409, "Cannot deactivate the company's last super admin");
     assert_eq!(super_admins(&s).await, [second]);
+    app.sign_in(&second_email, PASSWORD).await;
+}
+
+/// The probe's sequence: a write key makes a super admin through bulk (no password,
+/// so nobody can sign in as it), then deactivates the real admin. The admin stays,
+/// signs in, and revokes the key.
+#[tokio::test]
+async fn a_write_key_cannot_lock_every_admin_out_with_a_passwordless_super_admin() {
+    let s = Scene::new().await;
+    let app = &s.app;
+    let first = super_admins(&s).await.remove(0);
+    let report = app.post(&s.key, BULK, &json!([person(&s, 1)])).await;
+    report.assert_status(200);
+    assert_eq!(report.body["success"], 1, "{}", report.body);
+    assert_eq!(super_admins(&s).await.len(), 2, "bulk made a super admin");
+
+    app.delete(&s.key, &format!("{STAFF}/{first}"))
+        .await
+        .assert_error(409, "Cannot deactivate the company's last super admin");
+
+    let token = app.sign_in(&s.company.email, PASSWORD).await;
+    app.send(
+        Req::new(
+            Method::POST,
+            &format!("/external/v1/auth/keys/{}/revoke", s.key.id),
+        )
+        .bearer(&token),
+    )
+    .await
+    .assert_status(200);
+    app.get(&s.key, STAFF)
+        .await
+        .assert_error(401, "Invalid API credentials");
+}
+
+/// The operator's way back in (`wfs-server restore-admin`): a deactivated admin is
+/// made an active super admin again, with a new password, and can sign in.
+#[tokio::test]
+async fn restore_admin_reactivates_a_deactivated_admin_who_can_then_sign_in() {
+    let s = Scene::new().await;
+    let app = &s.app;
+    let first = super_admins(&s).await.remove(0);
+    let second_email = format!("second-{}@admins.test", uuid::Uuid::new_v4().simple());
+    let second = restore_admin(app, &s, &second_email).await;
+    app.delete(&s.key, &format!("{STAFF}/{first}"))
+        .await
+        .assert_status(200);
+    let refused = app
+        .send(
+            Req::new(Method::POST, "/external/v1/auth/signin")
+                .json(&json!({"email": s.company.email, "password": PASSWORD})),
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    let again = restore_admin(app, &s, &s.company.email).await;
+
+    assert_eq!(again, first, "the same membership, reactivated");
+    let mut admins = super_admins(&s).await;
+    admins.sort();
+    let mut expected = vec![first, second];
+    expected.sort();
+    assert_eq!(admins, expected);
+    app.sign_in(&s.company.email, PASSWORD).await;
+}
+
+/// `Wfs::restore_admin` for `email` in the scene's company; its membership id.
+async fn restore_admin(app: &TestApp, s: &Scene, email: &str) -> String {
+    let tx = app.wfs.begin().await.unwrap();
+    let restored = app
+        .wfs
+        .restore_admin(
+            &*tx,
+            s.company.id.parse().unwrap(),
+            RestoredAdminInput {
+                email: email.into(),
+                password: PASSWORD.into(),
+                first_name: "Second".into(),
+                last_name: "Admin".into(),
+            },
+        )
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    restored.membership_id.to_string()
 }
 
 // ------------------------------------------------------ addresses and order

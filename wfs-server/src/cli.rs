@@ -25,6 +25,11 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Create a company and its super admin; prints {"companyId":...,"userId":...}.
     CreateAdmin(CreateAdminArgs),
+    /// Give a company back an admin who can sign in (the way back in when every
+    /// admin was deactivated or lost): the user with --email becomes an active super
+    /// admin of --company-id with the given password, made if new; prints
+    /// {"companyId":...,"userId":...,"membershipId":...}.
+    RestoreAdmin(RestoreAdminArgs),
     /// Create an API key for a company without a sign-in; prints
     /// {"id":...,"clientId":...,"clientSecret":...,"scopes":[...]} (the secret only now).
     CreateKey(CreateKeyArgs),
@@ -196,6 +201,33 @@ pub(crate) struct CreateAdminArgs {
     #[arg(long, default_value = "Admin")]
     pub(crate) first_name: String,
     /// Last name.
+    #[arg(long, default_value = "User")]
+    pub(crate) last_name: String,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("password_source").required(true).args(["password", "password_stdin"])))]
+pub(crate) struct RestoreAdminArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
+    /// The company (its id, as printed by create-admin).
+    #[arg(long)]
+    pub(crate) company_id: CompanyId,
+    /// The admin's email (sign-in name); an existing user keeps its account and
+    /// gets the new password.
+    #[arg(long)]
+    pub(crate) email: String,
+    /// The new password (at least 8 characters). Visible to other users of the
+    /// machine (`ps`) and kept in shell history: prefer --password-stdin.
+    #[arg(long)]
+    pub(crate) password: Option<String>,
+    /// Read the password from the first line of standard input instead of --password.
+    #[arg(long)]
+    pub(crate) password_stdin: bool,
+    /// First name, for a new user.
+    #[arg(long, default_value = "Admin")]
+    pub(crate) first_name: String,
+    /// Last name, for a new user.
     #[arg(long, default_value = "User")]
     pub(crate) last_name: String,
 }

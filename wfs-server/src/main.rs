@@ -7,13 +7,16 @@ mod telemetry;
 
 use base64::Engine as _;
 use clap::Parser;
-use cli::{Cli, Command, CreateAdminArgs, CreateKeyArgs, DatabaseArgs, MigrateArgs, ServeArgs};
+use cli::{
+    Cli, Command, CreateAdminArgs, CreateKeyArgs, DatabaseArgs, MigrateArgs, RestoreAdminArgs,
+    ServeArgs,
+};
 use rand::RngCore;
 use std::io::{BufRead as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
 use wfs_core::domain::scope::Scope;
-use wfs_core::service::accounts::NewCompanyAdmin;
+use wfs_core::service::accounts::{NewCompanyAdmin, RestoredAdminInput};
 use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::service::auth::MIN_SECRET_LEN;
 use wfs_core::service::outbox::Mailer;
@@ -66,6 +69,7 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
         Some(Command::Serve(args)) => serve(args).await,
         None => serve(cli.serve).await,
         Some(Command::CreateAdmin(args)) => create_admin(args).await,
+        Some(Command::RestoreAdmin(args)) => restore_admin(args).await,
         Some(Command::CreateKey(args)) => create_key(args).await,
         Some(Command::Migrate(args)) => migrate(args).await,
         Some(Command::Demo(args)) => demo(args).await,
@@ -245,6 +249,37 @@ async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
     println!(
         "{}",
         serde_json::json!({ "companyId": created.company_id, "userId": created.user_id })
+    );
+    Ok(())
+}
+
+async fn restore_admin(args: RestoreAdminArgs) -> Result<(), BoxError> {
+    let password = match args.password {
+        Some(password) => password,
+        None => read_password_line()?,
+    };
+    let wfs = open_for_command(&args.db).await?;
+    let tx = wfs.begin().await?;
+    let restored = wfs
+        .restore_admin(
+            &*tx,
+            args.company_id,
+            RestoredAdminInput {
+                email: args.email,
+                password,
+                first_name: args.first_name,
+                last_name: args.last_name,
+            },
+        )
+        .await?;
+    tx.commit().await?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "companyId": args.company_id,
+            "userId": restored.user_id,
+            "membershipId": restored.membership_id,
+        })
     );
     Ok(())
 }

@@ -21,7 +21,7 @@ use wfs_core::service::outbox::Mailer;
 use wfs_server::conn::{Deadlines, HEAD_TIMEOUT, IDLE_TIMEOUT, InFlight};
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::{Metrics, record_get};
-use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService};
+use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService, stamp_response};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -290,7 +290,8 @@ async fn serve_metrics(
             let metrics = metrics.clone();
             let wfs = wfs.clone();
             async move {
-                let response = scrape(&metrics, &wfs, &req).await;
+                let mut response = scrape(&metrics, &wfs, &req).await;
+                stamp_response(req.headers(), response.headers_mut());
                 drop(serving);
                 Ok::<_, Infallible>(response)
             }
@@ -351,7 +352,8 @@ async fn handle(
             "/livez" => Some(("/livez", status(StatusCode::OK, r#"{"status":"ok"}"#))),
             _ => None,
         };
-        if let Some((route, res)) = answered {
+        if let Some((route, mut res)) = answered {
+            stamp_response(req.headers(), res.headers_mut());
             record_get(route, res.status().as_u16(), started.elapsed());
             return res;
         }

@@ -13,8 +13,8 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "Request body must be a JSON document",
         ));
     }
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|err| {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
         let text = inner.to_string();
@@ -26,7 +26,16 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         } else {
             ApiError::bad_request(format!("Invalid request body: {}", at_path(&path, &text)))
         }
-    })
+    })?;
+    // One document only: `{..} xxx` or `{..}{..}` would otherwise answer as if the
+    // rest had not been sent.
+    de.end().map_err(|err| {
+        ApiError::bad_request(format!(
+            "Malformed JSON in request body: {}",
+            without_position(&err.to_string())
+        ))
+    })?;
+    Ok(value)
 }
 
 /// A JSON value's fault as `path: reason` (`reason` alone at the top level), without

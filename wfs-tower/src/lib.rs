@@ -49,4 +49,5 @@ pub use config::{Config, ConfigError, DEFAULT_REQUEST_TIMEOUT, RateLimit};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json, openapi_yaml};
 pub use panic::install_panic_hook;
+pub use request_id::stamp_response;
 pub use service::WfsService;

@@ -247,13 +247,18 @@ fn add_components(doc: &mut OpenApiDoc) {
     );
 }
 
-/// Characters refused in every string (Unicode `Cc`, as `char::is_control`).
-const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
-/// Free text: as [`LINE_PATTERN`], but tab, LF and CR are allowed.
-const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]*$";
+/// Characters refused in every single-line string (`dto::limits::refused`): controls
+/// (`Cc`), invisible format characters (`Cf`) and the line and paragraph separators.
+/// The pattern lists the `Cf` characters of the Basic Multilingual Plane; the few
+/// outside it (tags, musical and hieroglyph format controls) are refused as well, but a
+/// pattern cannot name them portably (ECMA-262 without the `u` flag sees surrogates).
+const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*$";
+/// Free text: controls other than tab, LF and CR, and format characters other than the
+/// zero-width (non-)joiner, are refused.
+const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B\u200E\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*$";
 /// A required single-line text: as [`LINE_PATTERN`], with at least one character
 /// that is not white space (the server trims, and refuses what is left empty).
-const NON_BLANK_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+const NON_BLANK_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*[^\s\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB][^\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*$";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {

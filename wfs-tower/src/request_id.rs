@@ -45,6 +45,17 @@ impl RequestId {
     }
 }
 
+/// The headers every answer carries, for answers a host serves beside the service
+/// (`/healthz`, `/livez`, a metrics listener): the request's `X-Request-Id` (kept by
+/// the rule above, else a new one) and `X-Content-Type-Options: nosniff`.
+pub fn stamp_response(request: &HeaderMap, response: &mut HeaderMap) {
+    response.insert(X_REQUEST_ID, RequestId::of(request).into_header_value());
+    response.insert(
+        http::header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+}
+
 /// 1 to 128 bytes, each visible ASCII.
 fn is_acceptable(value: &[u8]) -> bool {
     (1..=MAX_LEN).contains(&value.len()) && value.iter().all(|b| (0x21..=0x7e).contains(b))

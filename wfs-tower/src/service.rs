@@ -13,6 +13,7 @@ use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
 use crate::telemetry;
 use bytes::Bytes;
+use http::header::X_CONTENT_TYPE_OPTIONS;
 use http::{HeaderValue, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
 use std::convert::Infallible;
@@ -102,6 +103,7 @@ where
         let started = Instant::now();
         let shared = self.shared.clone();
         let request_id = RequestId::of(req.headers());
+        let fallback_id = request_id.clone();
         // At ERROR level so that it is enabled whenever any line of the request is:
         // whatever the filter, the request's lines carry its id.
         let span = tracing::error_span!(
@@ -123,6 +125,9 @@ where
                 telemetry::record(seen.route, &method, response.status(), started.elapsed());
                 let headers = response.headers_mut();
                 headers.insert(X_REQUEST_ID, request_id.into_header_value());
+                // Every answer: a browser never guesses a type other than the one sent
+                // (a JSON body with markup in a field is never run as a page).
+                headers.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
                 if let Some(standing) = seen.standing {
                     shared.auth.write_rate_limit_headers(standing, headers);
                 }
@@ -143,16 +148,23 @@ where
         Box::pin(async move {
             task.await.unwrap_or_else(|_| {
                 // Only when the runtime shuts down under it.
-                Ok(ApiError::new(
+                let mut response = ApiError::new(
                     http::StatusCode::SERVICE_UNAVAILABLE,
                     "The server is shutting down; retry the request (with the same Idempotency-Key)",
                 )
                 .retry_after(std::time::Duration::from_secs(1))
-                .into_response())
+                .into_response();
+                let headers = response.headers_mut();
+                headers.insert(X_REQUEST_ID, fallback_id.into_header_value());
+                headers.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
+                Ok(response)
             })
         })
     }
 }
+
+/// `X-Content-Type-Options` on every answer.
+const NOSNIFF: http::HeaderValue = http::HeaderValue::from_static("nosniff");
 
 /// What the pipeline learns about a request as it goes, for the log line, the
 /// metrics and the response headers. It lives outside the handling future, so a

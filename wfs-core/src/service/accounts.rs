@@ -37,6 +37,30 @@ pub struct CreatedCompany {
     pub membership_id: MembershipId,
 }
 
+/// Input of [`Wfs::restore_admin`]: the operator's way back into a company.
+#[derive(Debug, Clone)]
+pub struct RestoredAdminInput {
+    /// The admin's email (sign-in name). An existing user keeps its account.
+    pub email: String,
+    /// The new password (hashed with argon2id off the async workers, never stored).
+    pub password: String,
+    /// First name, for a user made here (an existing user keeps its names).
+    pub first_name: String,
+    /// Last name, likewise.
+    pub last_name: String,
+}
+
+/// What [`Wfs::restore_admin`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoredAdmin {
+    /// The admin's user account.
+    pub user_id: UserId,
+    /// The admin's membership of the company (active, privilege 1).
+    pub membership_id: MembershipId,
+    /// Whether the user account was made here (else an existing one got the password).
+    pub created_user: bool,
+}
+
 /// Hashes a password with argon2id and a random salt (PHC string).
 pub fn hash_password(password: &str) -> Result<String> {
     Argon2::default()
@@ -93,6 +117,30 @@ pub(crate) async fn verify_password_off_thread(
     .map_err(|e| Error::internal(format!("password verification failed: {e}")))
 }
 
+/// [`hash_password`] on the blocking pool, bounded like verification: argon2 never
+/// runs on an async worker.
+pub(crate) async fn hash_password_off_thread(password: &str) -> Result<String> {
+    let _permit = HASHING
+        .acquire()
+        .await
+        .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || hash_password(&password))
+        .await
+        .map_err(|e| Error::internal(format!("password hashing failed: {e}")))?
+}
+
+/// The operator's password rule (also `create-admin`'s).
+fn check_password(password: &str) -> Result<()> {
+    if password.chars().count() < 8 {
+        return Err(Error::invalid_field(
+            "password",
+            "must be at least 8 characters",
+        ));
+    }
+    Ok(())
+}
+
 /// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
 pub fn normalize_email(field: &str, email: &str) -> Result<String> {
     let email = email.trim();
@@ -125,16 +173,11 @@ impl Wfs {
         use crate::domain::validate::required_text;
         let company_name = required_text("company", &input.company_name, 200)?;
         let email = normalize_email("email", &input.email)?;
-        if input.password.chars().count() < 8 {
-            return Err(Error::invalid_field(
-                "password",
-                "must be at least 8 characters",
-            ));
-        }
+        check_password(&input.password)?;
         let first_name =
             crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;
         let last_name = crate::domain::validate::optional_text("lastName", &input.last_name, 100)?;
-        let password_hash = hash_password(&input.password)?;
+        let password_hash = hash_password_off_thread(&input.password).await?;
         let now = self.now();
 
         let company_id = CompanyId::new();
@@ -190,6 +233,123 @@ impl Wfs {
             company_id,
             user_id,
             membership_id,
+        })
+    }
+
+    /// Restores a company's way in: the user with `email` becomes an active super
+    /// admin of `company` who can sign in with `password`, whatever API calls were
+    /// made before (a member deactivated, demoted, or a super admin without a
+    /// password). A new email gets a new user account and membership. This is what
+    /// `wfs-server restore-admin` runs; it is an operator's tool, not an API route.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown company; [`Error::Invalid`] for a bad email,
+    /// a password shorter than 8 characters, or names that are too long.
+    pub async fn restore_admin(
+        &self,
+        conn: &impl ConnectionTrait,
+        company: CompanyId,
+        input: RestoredAdminInput,
+    ) -> Result<RestoredAdmin> {
+        use crate::domain::validate::optional_text;
+        use crate::persistence::repo::owned_by;
+        use crate::service::webhooks::emit::StaffData;
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+
+        let email = normalize_email("email", &input.email)?;
+        check_password(&input.password)?;
+        let first_name = optional_text("firstName", &input.first_name, 100)?;
+        let last_name = optional_text("lastName", &input.last_name, 100)?;
+        company::Entity::find_by_id(company.0)
+            .one(conn)
+            .await?
+            .ok_or(Error::not_found("Company"))?;
+        let password_hash = hash_password_off_thread(&input.password).await?;
+        let now = self.now();
+
+        let existing = user::Entity::find()
+            .filter(user::Column::Email.eq(email.as_str()))
+            .one(conn)
+            .await?;
+        let (user_id, created_user) = match existing {
+            Some(found) => {
+                let mut user: user::ActiveModel = found.into();
+                user.password_hash = Set(Some(password_hash));
+                user.must_change_password = Set(false);
+                user.updated_at = Set(now);
+                (UserId(user.update(conn).await?.id), false)
+            }
+            None => {
+                let user_id = UserId::new();
+                user::ActiveModel {
+                    id: Set(user_id.0),
+                    email: Set(email),
+                    user_name: Set(None),
+                    first_name: Set(first_name),
+                    last_name: Set(last_name),
+                    phone: Set(None),
+                    gender: Set(None),
+                    country_id: Set(None),
+                    password_hash: Set(Some(password_hash)),
+                    must_change_password: Set(false),
+                    created_at: Set(now),
+                    updated_at: Set(now),
+                }
+                .insert(conn)
+                .await?;
+                (user_id, true)
+            }
+        };
+
+        let version = self.next_resource_version(conn, company).await?;
+        let member = owned_by::<membership::Entity>(company)
+            .filter(membership::Column::UserId.eq(user_id.0))
+            .one(conn)
+            .await?;
+        let (membership_id, created_member) = match member {
+            Some(found) => {
+                let mut member: membership::ActiveModel = found.into();
+                member.privilege = Set(Privilege::SuperAdmin.code());
+                member.status = Set(MembershipStatus::Active.code());
+                member.resource_version = Set(version.version);
+                member.updated_at = Set(version.updated_at);
+                (MembershipId(member.update(conn).await?.id), None)
+            }
+            None => {
+                let membership_id = MembershipId::new();
+                let created = membership::ActiveModel {
+                    id: Set(membership_id.0),
+                    company_id: Set(company.0),
+                    user_id: Set(user_id.0),
+                    branch_id: Set(None),
+                    job_role_id: Set(None),
+                    privilege: Set(Privilege::SuperAdmin.code()),
+                    status: Set(MembershipStatus::Active.code()),
+                    resource_version: Set(version.version),
+                    updated_at: Set(version.updated_at),
+                    created_at: Set(now),
+                }
+                .insert(conn)
+                .await?;
+                (membership_id, Some(created))
+            }
+        };
+        self.resource_changed(conn, company, membership_id, version)
+            .await?;
+        if let Some(created) = created_member {
+            let member = crate::service::staff::StaffMember::from(created);
+            self.emit(
+                conn,
+                company,
+                crate::domain::webhook::EventType::StaffCreated,
+                &StaffData::from(&member),
+            )
+            .await?;
+        }
+        Ok(RestoredAdmin {
+            user_id,
+            membership_id,
+            created_user,
         })
     }
 }

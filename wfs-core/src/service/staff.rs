@@ -12,10 +12,10 @@ use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
-use crate::persistence::entity::membership;
+use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use crate::service::webhooks::emit::StaffData;
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
@@ -129,7 +129,7 @@ impl Wfs {
     /// # Errors
     /// [`Error::NotFound`] (`Staff member not found`) for an unknown or other
     /// company's membership; [`Error::Conflict`] for the company's last active super
-    /// admin, without whom nobody could sign in to manage (or revoke) its keys.
+    /// admin who can sign in, without whom nobody could manage (or revoke) its keys.
     pub async fn deactivate_staff(
         &self,
         conn: &impl ConnectionTrait,
@@ -142,12 +142,21 @@ impl Wfs {
         }
         let v = self.next_resource_version(conn, company).await?;
         // The version bump locked the company's counter, so concurrent deactivations
-        // of its super admins count one after the other: one of them stays.
+        // of its super admins count one after the other: one of them stays. Only an
+        // admin who can sign in (who has a password) counts: a super admin made through
+        // `POST /staff/bulk` has none, and would otherwise let a write key remove every
+        // admin who could revoke it.
         if Privilege::from_code(member.privilege) == Privilege::SuperAdmin {
+            let can_sign_in = Query::select()
+                .column(user::Column::Id)
+                .from(user::Entity)
+                .and_where(user::Column::PasswordHash.is_not_null())
+                .to_owned();
             let others = owned_by::<membership::Entity>(company)
                 .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
                 .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
                 .filter(membership::Column::Id.ne(id.0))
+                .filter(membership::Column::UserId.in_subquery(can_sign_in))
                 .count(conn)
                 .await?;
             if others == 0 {

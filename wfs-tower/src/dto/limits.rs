@@ -36,15 +36,40 @@ pub(crate) fn check(s: &str, max: usize, multi_line: bool) -> Result<(), String>
         if count > max {
             return Err(format!("must be at most {max} characters"));
         }
-        if c.is_control() && !(multi_line && matches!(c, '\t' | '\r' | '\n')) {
+        if refused(c, multi_line) {
             return Err(if multi_line {
-                "must not contain control characters other than tab, CR and LF".to_owned()
+                "must not contain control or invisible formatting characters other than tab, CR and LF".to_owned()
             } else {
-                "must not contain control characters".to_owned()
+                "must not contain control or invisible formatting characters".to_owned()
             });
         }
     }
     Ok(())
+}
+
+/// The control-character rule. One line refuses every control (`Cc`), invisible
+/// format character (`Cf`: zero-width spaces and joiners, bidi overrides and
+/// isolates, the BOM, tags) and line or paragraph separator (`Zl`, `Zp`): each
+/// makes a name or an email that looks like another (`user\u{200b}@a.test`).
+/// Free text keeps tab, CR and LF, and the zero-width (non-)joiner that Persian,
+/// Indic scripts and emoji sequences need; bidi controls stay refused there too
+/// (text that reads differently from how it is stored).
+pub(crate) fn refused(c: char, multi_line: bool) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    if multi_line {
+        return match c.general_category() {
+            GeneralCategory::Control => !matches!(c, '\t' | '\r' | '\n'),
+            GeneralCategory::Format => !matches!(c, '\u{200c}' | '\u{200d}'),
+            _ => false,
+        };
+    }
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
 }
 
 macro_rules! checked_string {
@@ -219,6 +244,35 @@ mod tests {
     }
 
     #[test]
+    fn lines_refuse_invisible_and_separator_characters() {
+        for bad in [
+            "user\u{200b}@a.test", // zero-width space
+            "a\u{200d}b",          // zero-width joiner
+            "\u{202e}evil",        // right-to-left override
+            "x\u{2066}y",          // left-to-right isolate
+            "\u{feff}bom",         // byte order mark
+            "soft\u{ad}hyphen",    // soft hyphen
+            "tag\u{e0041}",        // tag character (outside the BMP)
+            "line\u{2028}sep",     // line separator
+            "para\u{2029}sep",     // paragraph separator
+        ] {
+            assert!(check(bad, LINE_MAX, false).is_err(), "{bad:?}");
+        }
+        for good in ["Zoë Saldaña", "محمد", "李小龍", "nurse 👩‍⚕", "a b"] {
+            let good = good.replace('\u{200d}', "");
+            assert!(check(&good, LINE_MAX, false).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn text_keeps_joiners_but_not_bidi_controls() {
+        assert!(check("می\u{200c}خواهم", TEXT_MAX, true).is_ok());
+        assert!(check("nurse 👩\u{200d}⚕️", TEXT_MAX, true).is_ok());
+        assert!(check("\u{202e}evil", TEXT_MAX, true).is_err());
+        assert!(check("\u{200b}", TEXT_MAX, true).is_err());
+    }
+
+    #[test]
     fn text_allows_tab_cr_lf_only() {
         assert!(check("line 1\r\nline 2\tend", TEXT_MAX, true).is_ok());
         assert!(check("bell\u{7}", TEXT_MAX, true).is_err());
@@ -258,7 +312,7 @@ mod tests {
             chars in proptest::collection::vec(any::<char>(), 0..300)
         ) {
             let s: String = chars.into_iter().collect();
-            let expected = s.chars().count() <= LINE_MAX && !s.chars().any(char::is_control);
+            let expected = s.chars().count() <= LINE_MAX && !s.chars().any(|c| refused(c, false));
             let json = serde_json::to_string(&s).unwrap();
             prop_assert_eq!(serde_json::from_str::<Line>(&json).is_ok(), expected);
         }
