@@ -992,6 +992,129 @@ async fn a_control_character_in_a_string_is_400_naming_the_field_except_tab_cr_l
 }
 
 #[tokio::test]
+async fn invisible_format_characters_and_separators_are_400_naming_the_field_in_one_line_strings() {
+    let s = Scene::new().await;
+    let app = &s.app;
+    for title in [
+        "Nur\u{200b}se",
+        "\u{202e}esruN",
+        "Nurse\u{2028}Night",
+        "Nurse\u{feff}",
+        "Nurse\u{e0041}",
+    ] {
+        let res = app.post(&s.key, ROLES, &json!({"title": title})).await;
+        assert_400_naming(&res, "title", &format!("title {title:?}"));
+    }
+    // A look-alike email never becomes a user: the item goes to `err`, naming it.
+    let mut item = person(&s, 3);
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    item["email"] = json!(format!("user{tag}\u{200b}@a.test"));
+    let report = app.post(&s.key, BULK, &json!([item])).await;
+    report.assert_status(200);
+    assert_eq!(report.body["success"], 0, "{}", report.body);
+    let reason = report.body["err"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("email"), "{reason}");
+    // Free text keeps the joiners scripts and emoji need, not bidi overrides.
+    app.post(
+        &s.key,
+        ROLES,
+        &json!({"title": "Nurse", "desc": "می\u{200c}خواهم 👩\u{200d}⚕️"}),
+    )
+    .await
+    .assert_status(201);
+    let res = app
+        .post(
+            &s.key,
+            ROLES,
+            &json!({"title": "Nurse", "desc": "a\u{202e}b"}),
+        )
+        .await;
+    assert_400_naming(&res, "desc", "desc with a bidi override");
+}
+
+#[tokio::test]
+async fn a_json_body_with_anything_after_its_document_is_400_and_writes_nothing() {
+    let s = Scene::new().await;
+    let app = &s.app;
+    for body in [
+        r#"{"title":"tg"} xxx"#,
+        r#"{"title":"c1"}{"title":"c2"}"#,
+        r#"{"title":"c3"} {}"#,
+    ] {
+        let res = app
+            .send(
+                Req::new(Method::POST, ROLES)
+                    .key(&s.key)
+                    .idem(&unique_idem())
+                    .raw(body.to_owned()),
+            )
+            .await;
+        res.assert_status(400);
+        assert!(
+            res.error_message()
+                .starts_with("Malformed JSON in request body"),
+            "{body}: {}",
+            res.error_message()
+        );
+    }
+    // Trailing white space is still one document.
+    app.send(
+        Req::new(Method::POST, ROLES)
+            .key(&s.key)
+            .idem(&unique_idem())
+            .raw("{\"title\":\"ok\"} \r\n".to_owned()),
+    )
+    .await
+    .assert_status(201);
+    let titles: Vec<String> = app
+        .get(&s.key, ROLES)
+        .await
+        .body
+        .as_array()
+        .map(|roles| {
+            roles
+                .iter()
+                .map(|r| r["title"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    for refused in ["tg", "c1", "c2", "c3"] {
+        assert!(
+            !titles.iter().any(|t| t == refused),
+            "{refused} was created"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_answer_says_x_content_type_options_nosniff() {
+    let s = Scene::new().await;
+    let app = &s.app;
+    let wrong = Key {
+        secret: "sec_wrong".into(),
+        ..s.key.clone()
+    };
+    let answers = [
+        app.get(&s.key, ROLES).await,
+        app.get(&wrong, ROLES).await,
+        app.get(&s.key, "/external/v1/nowhere").await,
+        app.send(Req::new(Method::GET, "/external/v1/openapi.json"))
+            .await,
+        app.send(sign_in_req(&s.company.email, "wrong password"))
+            .await,
+    ];
+    for res in answers {
+        assert_eq!(
+            res.header("x-content-type-options"),
+            Some("nosniff"),
+            "{} {:?}",
+            res.status,
+            res.body
+        );
+    }
+}
+
+#[tokio::test]
 async fn assignees_over_100_scopes_over_16_and_allowed_ips_over_100_are_400_naming_the_field() {
     let s = Scene::new().await;
     let app = &s.app;

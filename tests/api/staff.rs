@@ -859,8 +859,8 @@ async fn duplicate_emails_in_the_store_or_earlier_in_the_request_are_reported() 
     assert_eq!(
         reasons(&res),
         [
-            "a user with this email already exists",
-            "a user with this email already exists",
+            "email is not available",
+            "email is not available",
             "email appears in an earlier item of this request",
         ]
     );
@@ -889,10 +889,98 @@ async fn duplicate_user_names_in_the_store_or_earlier_in_the_request_are_reporte
     assert_eq!(
         reasons(&res),
         [
-            "userName is already taken",
+            "userName is not available",
             "userName appears in an earlier item of this request",
         ]
     );
+}
+
+#[tokio::test]
+async fn a_bulk_report_tells_nothing_about_other_companies_users() {
+    let app = TestApp::spawn().await;
+    let acme = setup(&app, "Acme").await;
+    let globex = setup(&app, "Globex").await;
+    bulk(
+        &app,
+        &acme.key,
+        json!([person("1", &acme.branch, &acme.role)]),
+    )
+    .await;
+    bulk(
+        &app,
+        &globex.key,
+        json!([person("2", &globex.branch, &globex.role)]),
+    )
+    .await;
+    let made_up = uuid::Uuid::now_v7().to_string();
+
+    // A made-up branch answers the same for another company's email or userName
+    // as for a fresh one: the caller's own references come first.
+    let probe = bulk(
+        &app,
+        &globex.key,
+        json!([
+            person_with("1", &made_up, &globex.role, json!({"userName": "fresh1"})),
+            person_with(
+                "3",
+                &made_up,
+                &globex.role,
+                json!({"email": "person1@x.test", "userName": "user1"})
+            ),
+            person("4", &made_up, &globex.role),
+        ]),
+    )
+    .await;
+    assert_eq!(
+        reasons(&probe),
+        ["assignedBranchId: Location not found"; 3],
+        "{}",
+        probe.body
+    );
+
+    // With valid references, a taken email reads the same whether its holder is
+    // in the caller's company or in another.
+    let taken = bulk(
+        &app,
+        &globex.key,
+        json!([
+            person_with(
+                "5",
+                &globex.branch,
+                &globex.role,
+                json!({"email": "person1@example.test"})
+            ),
+            person_with(
+                "6",
+                &globex.branch,
+                &globex.role,
+                json!({"email": "person2@example.test"})
+            ),
+            person_with(
+                "7",
+                &globex.branch,
+                &globex.role,
+                json!({"userName": "USER1"})
+            ),
+            person_with(
+                "8",
+                &globex.branch,
+                &globex.role,
+                json!({"userName": "user2"})
+            ),
+        ]),
+    )
+    .await;
+    assert_eq!(
+        reasons(&taken),
+        [
+            "email is not available",
+            "email is not available",
+            "userName is not available",
+            "userName is not available",
+        ]
+    );
+    assert!(!taken.body.to_string().contains("exists"), "{}", taken.body);
 }
 
 #[tokio::test]
@@ -1040,7 +1128,7 @@ async fn concurrent_requests_with_the_same_email_create_one_member() {
     let successes = a.body["success"].as_u64().unwrap() + b.body["success"].as_u64().unwrap();
     assert_eq!(successes, 1, "{} {}", a.body, b.body);
     let loser = if a.body["success"] == 1 { &b } else { &a };
-    assert_eq!(reasons(loser), ["a user with this email already exists"]);
+    assert_eq!(reasons(loser), ["email is not available"]);
     assert_eq!(list(&app, &s.key, "").await.len(), 2);
     assert_eq!(outbox_rows(&app).await.len(), 1);
 }

@@ -1,10 +1,12 @@
 //! Creating staff in bulk.
 //!
 //! [`Wfs::bulk_create_staff`] never fails as a whole for one member's problem: each
-//! item is validated on its own, and an invalid item, a duplicate email or userName
-//! (in the store, or in an earlier valid item of the same request), or a reference
-//! that is not the caller's company's is reported in [`BulkStaffReport::errors`]
-//! while the others are created.
+//! item is validated on its own, and an invalid item, a reference that is not the
+//! caller's company's, or a duplicate email or userName (in the store, or in an
+//! earlier valid item of the same request) is reported in [`BulkStaffReport::errors`]
+//! while the others are created. References are checked before the store's users, and
+//! a taken value is worded alike whoever holds it, so the report tells a caller
+//! nothing about other companies' users that creating the member would not.
 //!
 //! Items are processed in batches of [`BULK_BATCH_SIZE`], one batch after the other,
 //! all in the caller's transaction: a batch's fields are validated, its emails and
@@ -46,6 +48,14 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub const BULK_BATCH_SIZE: usize = 3;
 /// Most items one bulk request may carry.
 pub const BULK_MAX_ITEMS: usize = 1000;
+
+/// A stored user holds the item's email. The same words whether that user is a
+/// member of the caller's company or of another: the answer says the value cannot
+/// be used, not whose it is.
+const EMAIL_TAKEN: &str = "email is not available";
+/// A stored user holds the item's userName (unique across the store: it is a
+/// sign-in name), worded as [`EMAIL_TAKEN`].
+const USER_NAME_TAKEN: &str = "userName is not available";
 
 const NAME_MAX: usize = 100;
 const USER_NAME_MAX: usize = 64;
@@ -231,9 +241,9 @@ impl Wfs {
                         match err.sql_err() {
                             Some(SqlErr::UniqueConstraintViolation(what)) => {
                                 let reason = if what.contains("user_name") {
-                                    "userName is already taken"
+                                    USER_NAME_TAKEN
                                 } else {
-                                    "a user with this email already exists"
+                                    EMAIL_TAKEN
                                 };
                                 report.errors.push(RejectedStaff::of(item, reason));
                             }
@@ -274,16 +284,19 @@ impl Wfs {
                 "userName appears in an earlier item of this request",
             ));
         }
-        // In the store: the unique indexes decide at insert time; the batch's read
-        // only gives the usual case a clear answer without a failed insert.
-        if let Some(reason) = stored.clash(&fields) {
-            return Err(ItemError::rejected(reason));
-        }
+        // The caller's own references first: an item that could never be created
+        // answers the same whatever the store holds, so a made-up branch does not
+        // turn the request into a silent probe of other companies' users.
         let branch = find_branch(conn, company, &item.assigned_branch_id, lookups)
             .await?
             .ok_or_else(|| ItemError::rejected("assignedBranchId: Location not found"))?;
         let job_role = find_job_role(conn, company, &item.job_role_id, lookups).await?;
         let skill_sets = find_skill_sets(conn, company, &item.skill_set_ids).await?;
+        // In the store: the unique indexes decide at insert time; the batch's read
+        // only gives the usual case a clear answer without a failed insert.
+        if let Some(reason) = stored.clash(&fields) {
+            return Err(ItemError::rejected(reason));
+        }
         Ok(Resolved {
             fields,
             branch,
@@ -574,9 +587,9 @@ impl Stored {
     /// Why the item's values are taken, if they are (the email is named first).
     fn clash(&self, f: &ValidStaff) -> Option<&'static str> {
         if self.emails.contains(&f.email) {
-            Some("a user with this email already exists")
+            Some(EMAIL_TAKEN)
         } else if self.user_names.contains(&f.user_name.to_lowercase()) {
-            Some("userName is already taken")
+            Some(USER_NAME_TAKEN)
         } else {
             None
         }
