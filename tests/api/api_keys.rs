@@ -456,3 +456,131 @@ async fn a_key_over_its_rate_limit_gets_429_with_retry_after_and_others_are_unaf
     assert!((1..=2).contains(&retry_after), "{retry_after}");
     app.get(&quiet, ROLES).await.assert_status(200);
 }
+
+/// Counts what `authenticate_key_with` asks of its budget.
+#[derive(Default)]
+struct CountingBudget {
+    allow: bool,
+    asked: std::sync::atomic::AtomicUsize,
+    found_nothing: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingBudget {
+    fn allowing(allow: bool) -> Self {
+        Self {
+            allow,
+            ..Self::default()
+        }
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.asked.load(Relaxed), self.found_nothing.load(Relaxed))
+    }
+}
+
+impl wfs_core::service::api_keys::KeyReadBudget for CountingBudget {
+    fn may_read(&self) -> bool {
+        self.asked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.allow
+    }
+
+    fn found_nothing(&self) {
+        self.found_nothing
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_client_id_asked_again_is_refused_without_reading_the_database() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let made_up = format!("api_{}", uuid::Uuid::new_v4().simple());
+
+    let first = CountingBudget::allowing(true);
+    let refused = app
+        .wfs
+        .authenticate_key_with(&made_up, "sec_whatever", &first)
+        .await;
+    assert!(refused.is_err());
+    assert_eq!(first.counts(), (1, 1), "read once, found nothing");
+
+    // Asked again, and again: remembered as unknown, no read (what a known key with a
+    // wrong secret costs).
+    let again = CountingBudget::allowing(true);
+    for _ in 0..3 {
+        let refused = app
+            .wfs
+            .authenticate_key_with(&made_up, "sec_whatever", &again)
+            .await;
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            wfs_core::Error::Unauthenticated(wfs_core::AuthFailure::InvalidCredentials).to_string()
+        );
+    }
+    assert_eq!(
+        again.counts(),
+        (0, 0),
+        "no read for a remembered unknown id"
+    );
+
+    // A read the budget refused is not remembered: the real key is found once the
+    // budget allows it.
+    let out_of_budget = CountingBudget::allowing(false);
+    assert!(
+        app.wfs
+            .authenticate_key_with(&key.client_id, &key.secret, &out_of_budget)
+            .await
+            .is_err(),
+        "out of budget: answered as unknown"
+    );
+    assert_eq!(out_of_budget.counts(), (1, 0));
+    app.wfs
+        .authenticate_key(&key.client_id, &key.secret)
+        .await
+        .expect("the key works once its address has budget");
+    // Cached now: no budget asked.
+    let cached = CountingBudget::allowing(false);
+    app.wfs
+        .authenticate_key_with(&key.client_id, &key.secret, &cached)
+        .await
+        .expect("a cached key needs no read");
+    assert_eq!(cached.counts(), (0, 0));
+}
+
+#[tokio::test]
+async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_keys_working() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let attacker: std::net::SocketAddr = "203.0.113.66:4000".parse().unwrap();
+    let partner: std::net::SocketAddr = "198.51.100.7:4000".parse().unwrap();
+    // The key is in use (cached) from the attacker's address too.
+    app.send(Req::new(Method::GET, ROLES).key(&key).peer(Some(attacker)))
+        .await
+        .assert_status(200);
+
+    for n in 0..200 {
+        let made_up = Key {
+            client_id: format!("api_{n:032x}"),
+            ..key.clone()
+        };
+        app.send(
+            Req::new(Method::GET, ROLES)
+                .key(&made_up)
+                .peer(Some(attacker)),
+        )
+        .await
+        .assert_error(401, "Invalid API credentials");
+    }
+
+    app.send(Req::new(Method::GET, ROLES).key(&key).peer(Some(attacker)))
+        .await
+        .assert_status(200);
+    let other = app.key(&acme).await;
+    app.send(Req::new(Method::GET, ROLES).key(&other).peer(Some(partner)))
+        .await
+        .assert_status(200);
+}

@@ -21,6 +21,10 @@ use std::time::{Duration, Instant};
 /// Keys cached at most: only verified keys are cached, so this is the number of
 /// keys in use, not of ids a caller can invent.
 const KEY_CAPACITY: usize = 50_000;
+/// Client ids remembered as unknown at most; past that the memory starts afresh (a
+/// flood of made-up ids costs a bounded map, and the per-address read budget of the
+/// host keeps it off the database).
+const UNKNOWN_KEY_CAPACITY: usize = 10_000;
 /// Companies whose job roles (or webhook subscriptions) are cached at most.
 const COMPANY_CAPACITY: usize = 10_000;
 
@@ -35,6 +39,10 @@ pub(crate) struct CachedKey {
 /// Every cache of a store.
 pub(crate) struct Caches {
     pub(crate) keys: ReadCache<String, CachedKey>,
+    /// Client ids the database did not know (or knew only revoked): answered as
+    /// unknown without a read, at the cost of a known key's check. A key created (or
+    /// revoked) with that id invalidates the entry like any change to it.
+    pub(crate) unknown_keys: ReadCache<String, ()>,
     pub(crate) job_roles: ReadCache<CompanyId, Arc<[JobRole]>>,
     /// Each company's enabled webhook endpoints and what they subscribe to, read by
     /// every write that emits an event (see `Wfs::emit`).
@@ -47,6 +55,7 @@ impl Caches {
     pub(crate) fn new(ttl: Option<Duration>) -> Self {
         Self {
             keys: ReadCache::new(KEY_CAPACITY, ttl),
+            unknown_keys: ReadCache::new(UNKNOWN_KEY_CAPACITY, ttl).forgetting_when_full(),
             job_roles: ReadCache::new(COMPANY_CAPACITY, ttl),
             endpoints: ReadCache::new(COMPANY_CAPACITY, ttl),
         }
@@ -54,7 +63,10 @@ impl Caches {
 
     pub(crate) fn invalidate(&self, topic: &Topic) {
         match topic {
-            Topic::Key(client_id) => self.keys.invalidate(client_id.as_str()),
+            Topic::Key(client_id) => {
+                self.keys.invalidate(client_id.as_str());
+                self.unknown_keys.invalidate(client_id.as_str());
+            }
             Topic::JobRoles(company) => self.job_roles.invalidate(company),
             Topic::Endpoints(company) => self.endpoints.invalidate(company),
         }
@@ -62,6 +74,7 @@ impl Caches {
 
     pub(crate) fn clear(&self) {
         self.keys.clear();
+        self.unknown_keys.clear();
         self.job_roles.clear();
         self.endpoints.clear();
     }
@@ -82,6 +95,9 @@ pub(crate) struct ReadCache<K, V> {
     generation: AtomicU64,
     capacity: usize,
     ttl: Option<Duration>,
+    /// Full: start afresh rather than refuse new entries (for hints that any entry
+    /// may lose, not for the entries a hot path needs).
+    forget_when_full: bool,
 }
 
 impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
@@ -91,7 +107,13 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
             generation: AtomicU64::new(0),
             capacity,
             ttl,
+            forget_when_full: false,
         }
+    }
+
+    fn forgetting_when_full(mut self) -> Self {
+        self.forget_when_full = true;
+        self
     }
 
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
@@ -105,6 +127,18 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
             .get(key)
             .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
             .map(|(value, _)| value.clone())
+    }
+
+    /// Whether `key` has an entry, however old (a value that was true once).
+    pub(crate) fn holds<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.map
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(key)
     }
 
     /// Taken before reading the database for [`ReadCache::fill`].
@@ -129,7 +163,10 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
                 map.retain(|_, (_, read_at)| read_at.elapsed() < ttl);
             }
             if map.len() >= self.capacity {
-                return;
+                if !self.forget_when_full {
+                    return;
+                }
+                map.clear();
             }
         }
         map.insert(key, (value, ticket.taken));

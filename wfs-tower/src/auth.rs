@@ -3,6 +3,7 @@
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::rate_limit::{KeyLimiter, Standing};
+use crate::unknown_keys::UnknownKeyReads;
 use chrono::{DateTime, Utc};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
@@ -67,6 +68,8 @@ pub(crate) struct Authenticator {
     limiter: Option<KeyLimiter>,
     /// Keys whose use this process recorded recently (see `record_key_use`).
     touched: Mutex<HashMap<ApiKeyId, DateTime<Utc>>>,
+    /// Each address's budget for reading ids no cache knows.
+    unknown_reads: UnknownKeyReads,
 }
 
 impl Authenticator {
@@ -78,6 +81,7 @@ impl Authenticator {
                 .rate_limit
                 .map(|limit| KeyLimiter::new(limit, config)),
             touched: Mutex::new(HashMap::new()),
+            unknown_reads: UnknownKeyReads::default(),
         }
     }
 
@@ -116,7 +120,8 @@ impl Authenticator {
                 // Non-UTF-8 credentials cannot match any key.
                 let id = std::str::from_utf8(id).unwrap_or_default();
                 let secret = std::str::from_utf8(secret).unwrap_or_default();
-                let key = self.wfs.authenticate_key(id, secret).await?;
+                let budget = self.unknown_reads.of(self.client_ip(parts));
+                let key = self.wfs.authenticate_key_with(id, secret, &budget).await?;
                 // Address before scope: a caller at a refused address learns nothing
                 // about what the key may do.
                 if !key.allowed_ips.allows(self.client_ip(parts)) {

@@ -42,6 +42,7 @@ mod request_id;
 mod router;
 mod service;
 pub mod telemetry;
+mod unknown_keys;
 
 pub use auth::PeerAddr;
 pub use body::ResponseBody;

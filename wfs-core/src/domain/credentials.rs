@@ -90,6 +90,13 @@ impl SecretHash {
     pub fn matches(&self, other: &SecretHash) -> bool {
         self.0.ct_eq(&other.0).into()
     }
+
+    /// Answers `refusal` for a key that was not found, after the comparison a found
+    /// key's check makes (against a hash no secret has), so both refusals cost alike.
+    pub fn refuse<E>(&self, refusal: E) -> E {
+        std::hint::black_box(self.matches(&SecretHash([0; 32])));
+        refusal
+    }
 }
 
 impl fmt::Debug for SecretHash {

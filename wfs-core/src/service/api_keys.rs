@@ -146,6 +146,21 @@ fn info(key: api_key::Model, now: DateTime<Utc>) -> ApiKeyInfo {
     }
 }
 
+/// What [`Wfs::authenticate_key_with`] may spend on reading ids it does not know.
+pub trait KeyReadBudget {
+    /// Whether the database may be read for an id neither cache knows.
+    fn may_read(&self) -> bool;
+    /// Such a read found no usable key.
+    fn found_nothing(&self) {}
+}
+
+/// No budget: every id neither cache knows is read.
+impl KeyReadBudget for () {
+    fn may_read(&self) -> bool {
+        true
+    }
+}
+
 impl Wfs {
     /// Authenticates an API key pair. This is the per-request hot path.
     ///
@@ -153,23 +168,68 @@ impl Wfs {
     /// [`AuthFailure::InvalidCredentials`] for an unknown id, a wrong secret or a revoked
     /// key; [`AuthFailure::KeyExpired`] once `expiresAt` has passed.
     pub async fn authenticate_key(&self, client_id: &str, secret: &str) -> Result<KeyPrincipal> {
+        self.authenticate_key_with(client_id, secret, &()).await
+    }
+
+    /// [`Wfs::authenticate_key`], asking `budget` before it reads the database for an
+    /// id neither cache knows (`false` answers the id as unknown without the read),
+    /// and telling it when such a read found nothing. A host passes a per-address
+    /// budget, so a flood of made-up ids from one address stays off the database.
+    ///
+    /// An id the database did not know is remembered as unknown (until a key takes
+    /// it), so asking again costs what a known key with a wrong secret costs: the
+    /// secret's hash and one constant-time comparison, never a read. Timing tells
+    /// nothing about which ids exist.
+    ///
+    /// # Errors
+    /// As [`Wfs::authenticate_key`].
+    pub async fn authenticate_key_with(
+        &self,
+        client_id: &str,
+        secret: &str,
+        budget: &impl KeyReadBudget,
+    ) -> Result<KeyPrincipal> {
         let invalid = Error::Unauthenticated(AuthFailure::InvalidCredentials);
         // Hash before the lookup so unknown ids and wrong secrets cost the same.
         let presented = SecretHash::of(secret);
         if !client_id.starts_with(crate::domain::credentials::CLIENT_ID_PREFIX)
             || client_id.len() > 128
         {
-            return Err(invalid);
+            return Err(presented.refuse(invalid));
         }
         let changes = self.store().changes();
-        let cached = changes.read_through(
-            &changes.caches().keys,
-            || Topic::Key(client_id.to_owned()),
-            client_id,
-            || self.load_key(client_id),
-        );
+        let caches = changes.caches();
+        let topic = || Topic::Key(client_id.to_owned());
+        // Remembered as unknown: what a known key's wrong secret costs, no read.
+        let remembered = changes.cacheable(topic);
+        if remembered && caches.unknown_keys.get(client_id).is_some() {
+            return Err(presented.refuse(invalid));
+        }
+        let unknown_ticket = caches.unknown_keys.ticket();
+        let read = std::sync::atomic::AtomicBool::new(false);
+        let cached = changes.read_through(&caches.keys, topic, client_id, || {
+            // A key this process verified before (its entry only aged out) is read
+            // whatever the budget: a flood from an address never refuses its own key.
+            let allowed = caches.keys.holds(client_id) || budget.may_read();
+            read.store(allowed, std::sync::atomic::Ordering::Relaxed);
+            async move {
+                if allowed {
+                    self.load_key(client_id).await
+                } else {
+                    Ok(None)
+                }
+            }
+        });
         let Some(key) = cached.await? else {
-            return Err(invalid);
+            if read.load(std::sync::atomic::Ordering::Relaxed) {
+                budget.found_nothing();
+                if remembered {
+                    caches
+                        .unknown_keys
+                        .fill(unknown_ticket, client_id.to_owned(), ());
+                }
+            }
+            return Err(presented.refuse(invalid));
         };
         if !presented.matches(&key.secret) {
             return Err(invalid);
