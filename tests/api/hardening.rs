@@ -731,6 +731,45 @@ async fn sign_in_is_throttled_after_10_failures_for_one_login() {
         .assert_error(429, THROTTLED);
 }
 
+/// The probe's lockout: wrong guesses from an attacker's addresses shut the attacker
+/// out, and only slow the real admin, who still signs in.
+#[tokio::test]
+async fn failed_sign_ins_from_elsewhere_never_lock_the_admin_out() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let attacker = from("203.0.113.40");
+    for _ in 1..=10 {
+        app.send(sign_in_req(&acme.email, "wrong-password").peer(attacker))
+            .await
+            .assert_error(401, "Invalid email or password");
+    }
+    // The attacker's address is shut, even with the right password.
+    app.send(sign_in_req(&acme.email, PASSWORD).peer(attacker))
+        .await
+        .assert_error(429, THROTTLED);
+    // The admin, from another address, signs in.
+    let admin = from("198.51.100.20");
+    app.send(sign_in_req(&acme.email, PASSWORD).peer(admin))
+        .await
+        .assert_status(200);
+
+    // Guesses spread over many addresses slow the login down, never shut it.
+    for n in 1..=4u8 {
+        app.send(sign_in_req(&acme.email, "wrong-password").peer(from(&format!("192.0.2.{n}"))))
+            .await
+            .assert_error(401, "Invalid email or password");
+    }
+    let started = std::time::Instant::now();
+    app.send(sign_in_req(&acme.email, PASSWORD).peer(admin))
+        .await
+        .assert_status(200);
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(900),
+        "14 failures: slowed by about a second, took {:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn sign_in_is_throttled_after_30_attempts_a_minute_from_one_address() {
     let app = TestApp::spawn().await;

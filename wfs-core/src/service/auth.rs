@@ -120,9 +120,14 @@ impl Wfs {
         client: Option<IpAddr>,
     ) -> Result<SignedIn> {
         let login = login.trim().to_lowercase();
-        self.sign_in_throttle()
+        let slow_down = self
+            .sign_in_throttle()
             .admit(&login, client, Instant::now())
             .map_err(|retry_after| Error::Throttled { retry_after })?;
+        if !slow_down.is_zero() {
+            // A login guessed from many addresses: slowed, never shut.
+            tokio::time::sleep(slow_down).await;
+        }
         let found = user::Entity::find()
             .filter(
                 sea_orm::Condition::any()
@@ -139,11 +144,12 @@ impl Wfs {
         let user = match found {
             Some(u) if verified => u,
             _ => {
-                self.sign_in_throttle().failed(&login, Instant::now());
+                self.sign_in_throttle()
+                    .failed(&login, client, Instant::now());
                 return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
             }
         };
-        self.sign_in_throttle().succeeded(&login);
+        self.sign_in_throttle().succeeded(&login, client);
 
         let companies: Vec<CompanyAccess> = membership::Entity::find()
             .select_only()
