@@ -221,6 +221,82 @@ async fn create_admin_takes_the_password_from_the_first_line_of_stdin() {
     server.stop();
 }
 
+/// The operator's way back in: `restore-admin` gives a company an admin who can sign
+/// in, the password from standard input; an unknown company is refused with a clear
+/// message. (Reactivating a deactivated admin: tests/api/hardening.rs.)
+#[tokio::test]
+async fn restore_admin_gives_a_company_back_an_admin_who_can_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let company = company_of(&run(
+        &[
+            "create-admin",
+            "--company",
+            "Acme Care",
+            "--email",
+            "ada@acme.test",
+            "--password",
+            "first horse battery",
+            "--database-url",
+            &url,
+        ],
+        "",
+    ));
+
+    let restored = run(
+        &[
+            "restore-admin",
+            "--company-id",
+            &company,
+            "--email",
+            "grace@acme.test",
+            "--password-stdin",
+            "--database-url",
+            &url,
+        ],
+        "second horse battery\n",
+    );
+    assert!(restored.status.success(), "{}", stderr_of(&restored));
+    let line: serde_json::Value = serde_json::from_str(stdout_of(&restored).trim()).unwrap();
+    assert_eq!(line["companyId"], company.as_str());
+    assert!(line["userId"].is_string() && line["membershipId"].is_string());
+
+    let unknown = run(
+        &[
+            "restore-admin",
+            "--company-id",
+            &uuid_like(),
+            "--email",
+            "x@acme.test",
+            "--password",
+            "third horse battery",
+            "--database-url",
+            &url,
+        ],
+        "",
+    );
+    assert!(!unknown.status.success());
+    assert!(
+        stderr_of(&unknown).contains("Company not found"),
+        "{}",
+        stderr_of(&unknown)
+    );
+
+    let mut server = Server::serve(&url).start();
+    let signin = reqwest::Client::new()
+        .post(server.url("/external/v1/auth/signin"))
+        .json(&serde_json::json!({"email": "grace@acme.test", "password": "second horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signin.status(), 200, "the restored admin signs in");
+    server.stop();
+}
+
+fn uuid_like() -> String {
+    "0190f1f0-0000-7000-8000-000000000000".to_owned()
+}
+
 #[test]
 fn create_admin_needs_exactly_one_password_source() {
     let dir = tempfile::tempdir().unwrap();
