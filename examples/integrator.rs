@@ -23,7 +23,7 @@
 //!
 //! ```text
 //! cargo run --release -p wfs-server -- demo
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example integrator
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example integrator
 //! ```
 //!
 //! Settings come from the environment: `WFS_BASE_URL` (default

@@ -26,8 +26,8 @@
 //!
 //! ```text
 //! cargo run --release -p wfs-server -- demo
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example workforce_mirror
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example workforce_mirror -- --once
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example workforce_mirror
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example workforce_mirror -- --once
 //! ```
 //!
 //! Settings come from the environment: `WFS_BASE_URL` (default

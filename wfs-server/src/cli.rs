@@ -10,13 +10,55 @@ use wfs_core::service::webhooks::WebhookSettings;
 
 /// Reference server for the wfs workforce scheduling API.
 #[derive(Debug, Parser)]
-#[command(name = "wfs-server", version, about)]
+#[command(name = "wfs-server", version, about, max_term_width = 100)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
-    /// Options of `serve`, also accepted with no subcommand.
-    #[command(flatten)]
+    /// Options of `serve`, also accepted with no subcommand (and only then: after a
+    /// subcommand, each subcommand takes its own).
+    #[command(
+        flatten,
+        next_help_heading = "Serve options (with no subcommand; a subcommand takes its own, after its name)"
+    )]
     pub(crate) serve: ServeArgs,
+}
+
+impl Cli {
+    /// Parses the command line; a serve flag written before a subcommand
+    /// (`wfs-server --bind X serve`, `wfs-server --database-url U migrate`) is
+    /// refused with a usage error (exit 2) instead of being ignored, so an operator
+    /// never acts on a database or an address other than the one they named. Values
+    /// from `WFS_*` variables are not flags written there, and stay as they are.
+    pub(crate) fn parse_checked() -> Self {
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let mut command = Self::command();
+        let matches = command.clone().get_matches();
+        if let Some((sub, _)) = matches.subcommand() {
+            let misplaced: Vec<String> = command
+                .get_arguments()
+                .filter(|arg| {
+                    matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+                })
+                .map(|arg| {
+                    arg.get_long()
+                        .map_or_else(|| arg.get_id().to_string(), |long| format!("--{long}"))
+                })
+                .collect();
+            if !misplaced.is_empty() {
+                command
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!(
+                            "{} must come after the subcommand: wfs-server {sub} {} ...",
+                            misplaced.join(", "),
+                            misplaced[0]
+                        ),
+                    )
+                    .exit();
+            }
+        }
+        Self::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -25,10 +67,11 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Create a company and its super admin; prints {"companyId":...,"userId":...}.
     CreateAdmin(CreateAdminArgs),
-    /// Give a company back an admin who can sign in (the way back in when every
-    /// admin was deactivated or lost): the user with --email becomes an active super
-    /// admin of --company-id with the given password, made if new; prints
-    /// {"companyId":...,"userId":...,"membershipId":...}.
+    /// Give a company back an admin who can sign in; prints {"companyId","userId","membershipId"}.
+    ///
+    /// The way back in when every admin was deactivated or lost: the user with
+    /// --email becomes an active super admin of --company-id with the given
+    /// password (a new user when the email is new).
     RestoreAdmin(RestoreAdminArgs),
     /// Create an API key for a company without a sign-in; prints
     /// {"id":...,"clientId":...,"clientSecret":...,"scopes":[...]} (the secret only now).
@@ -67,8 +110,9 @@ pub(crate) struct DatabaseArgs {
         hide_env_values = true
     )]
     pub(crate) database_url: String,
-    /// How long a request waits for a database connection (or for one to open)
-    /// before it answers 503 with Retry-After (seconds, or with a unit: 1500ms, 2s).
+    /// How long to wait for a database connection (or for one to open) before
+    /// giving up: the command fails, or a request answers 503 with Retry-After
+    /// (seconds, or with a unit: 1500ms, 2s).
     #[arg(long = "db-acquire-timeout", env = "WFS_DB_ACQUIRE_TIMEOUT", default_value = "1500ms", value_parser = duration)]
     pub(crate) acquire_timeout: Duration,
 }

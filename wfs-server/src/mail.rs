@@ -149,7 +149,7 @@ fn summarise(summary: Summary, sent: usize, failed: usize) {
         (_, 0, 0) => {}
         (Summary::NotSent, n, _) => tracing::info!(
             emails = n,
-            "{n} queued emails not sent: no --smtp-url configured (RUST_LOG=info,wfs_server::mail=debug lists them)"
+            "{n} queued emails not sent: no --smtp-url is configured, so the welcome emails of new staff are logged and dropped instead of delivered (set --smtp-url and --mail-from to send them; RUST_LOG=info,wfs_server::mail=debug lists them)"
         ),
         (Summary::Sent, sent, 0) => tracing::info!(emails = sent, "sent {sent} queued emails"),
         (Summary::Sent, sent, failed) => tracing::info!(

@@ -3,10 +3,10 @@
 mod cli;
 mod database;
 mod serve;
+mod shutdown;
 mod telemetry;
 
 use base64::Engine as _;
-use clap::Parser;
 use cli::{
     Cli, Command, CreateAdminArgs, CreateKeyArgs, DatabaseArgs, MigrateArgs, RestoreAdminArgs,
     ServeArgs,
@@ -28,7 +28,7 @@ use wfs_server::mail;
 /// writer thread outlives the runtime, so whatever any task logged, at shutdown too,
 /// is written out before an error is printed or the process exits.
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_checked();
     let logs = log_format(&cli).map(telemetry::init);
     let result = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -139,11 +139,17 @@ async fn serve(args: ServeArgs) -> Result<(), BoxError> {
 /// emails' summary line is out, so nothing scrolls it away.
 async fn demo(args: ServeArgs) -> Result<(), BoxError> {
     let (wfs, mailer) = start(&args).await?;
-    let listeners = serve::Listeners::bind(&args).await?;
+    let mut listeners = serve::Listeners::bind(&args).await?;
     let base = format!("http://{}", listeners.api_addr()?);
-    let outcome = wfs_server::demo::seed(&wfs)
-        .await
-        .map_err(|e| -> BoxError { e })?;
+    // A signal while seeding stops the demo at once: the seed's transaction is
+    // dropped (rolled back), nothing is printed, and the exit is clean.
+    let outcome = tokio::select! {
+        seeded = wfs_server::demo::seed(&wfs) => seeded.map_err(|e| -> BoxError { e })?,
+        () = listeners.shutdown_requested() => {
+            wfs.store().clone().close().await?;
+            return Ok(());
+        }
+    };
     let text = demo_text(&outcome, &base, &args.db.database_url);
     let ready: serve::Ready = Box::new(move || {
         let mut out = std::io::stdout().lock();
@@ -179,7 +185,8 @@ fn demo_text(outcome: &Outcome, base: &str, database_url: &str) -> String {
                 Some(company) => {
                     let scopes = Scope::ALL.map(Scope::as_str).join(",");
                     text.push_str(&format!(
-                        " Create another (all scopes) with:\n  wfs-server create-key --company-id {company} --name 'Demo key' --scopes {scopes}{}\n",
+                        " Create another (all scopes) with:\n  {} create-key --company-id {company} --name 'Demo key' --scopes {scopes}{}\n",
+                        this_program(),
                         database_flag(database_url)
                     ));
                 }
@@ -189,6 +196,31 @@ fn demo_text(outcome: &Outcome, base: &str, database_url: &str) -> String {
             }
             text
         }
+    }
+}
+
+/// How to run this binary again from where it was started: its name when it was found
+/// on `PATH` (started as `wfs-server`), else its full path (started by `cargo run`, or
+/// as `./target/release/wfs-server`), quoted for a shell where needed.
+fn this_program() -> String {
+    let by_name = std::env::args_os()
+        .next()
+        .is_some_and(|arg0| !arg0.to_string_lossy().contains('/'));
+    let path = std::env::current_exe().ok().filter(|_| !by_name);
+    match path {
+        Some(path) => shell_word(&path.to_string_lossy()),
+        None => "wfs-server".to_owned(),
+    }
+}
+
+/// `word` as one shell word: as it is when it holds only safe characters, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP server: hyper, the tower service, `/healthz`, graceful shutdown.
 
 use crate::cli::ServeArgs;
+use crate::shutdown::ShutdownSignals;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
@@ -36,6 +37,8 @@ pub(crate) struct Listeners {
     metrics: Option<(TcpListener, Metrics)>,
     /// The API's settings, checked before anything was bound.
     config: Config,
+    /// Installed before `listening` is logged: from then on a signal drains.
+    signals: ShutdownSignals,
 }
 
 impl Listeners {
@@ -46,6 +49,10 @@ impl Listeners {
     pub(crate) async fn bind(args: &ServeArgs) -> Result<Self, BoxError> {
         let config = api_config(args)?;
         let api = bind(args.bind, "--bind / WFS_BIND").await?;
+        // Before the first announcement: a SIGTERM right after `listening` (or the
+        // demo's text) must drain the server, not kill it.
+        let signals = ShutdownSignals::install()
+            .map_err(|err| format!("cannot install the SIGINT/SIGTERM handlers: {err}"))?;
         tracing::info!(address = %api.local_addr()?, "listening");
         let metrics = match args.metrics_bind {
             Some(addr) => {
@@ -63,7 +70,13 @@ impl Listeners {
             api,
             metrics,
             config,
+            signals,
         })
+    }
+
+    /// Waits for SIGINT or SIGTERM, for work done before serving (the demo's seed).
+    pub(crate) async fn shutdown_requested(&mut self) {
+        self.signals.recv().await;
     }
 
     /// The API listener's address (the port chosen for `--bind 127.0.0.1:0`).
@@ -140,6 +153,7 @@ pub(crate) async fn run(
         api: listener,
         metrics,
         config,
+        mut signals,
     } = listeners;
     let api = WfsService::with_config(wfs.clone(), config);
     let (stop_metrics, metrics_stopped) = watch::channel(false);
@@ -183,7 +197,7 @@ pub(crate) async fn run(
     // At most --max-connections served at once: past that, connections wait in the
     // listen backlog instead of each costing a task and buffers here.
     let slots = Arc::new(Semaphore::new(args.max_connections as usize));
-    let mut shutdown = std::pin::pin!(shutdown_signal());
+    let mut shutdown = std::pin::pin!(signals.recv());
     loop {
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot?,
@@ -411,26 +425,4 @@ fn spawn_idempotency_sweeper(wfs: Wfs) {
             }
         }
     });
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut sig) => {
-                sig.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
-    }
-    tracing::info!("shutdown signal received");
 }

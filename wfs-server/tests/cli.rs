@@ -729,39 +729,28 @@ async fn demo_prints_its_key_last_once_serving_and_then_how_to_make_another() {
     }
     server.stop();
 
-    // A second run adds nothing and says how to make a new key, exactly.
+    // A second run adds nothing and says how to make a new key, exactly: the command
+    // runs as printed, where the demo was started (not through a `wfs-server` on PATH).
     let mut server = spawn_logged(&demo);
     let printed = stdout_until(&mut server, "create-key");
     server.stop();
     let command = printed
         .lines()
-        .find(|l| l.contains("wfs-server create-key"))
+        .find(|l| l.contains(" create-key "))
         .unwrap()
         .trim();
     assert!(command.contains("--company-id "), "{command}");
-    let args: Vec<&str> = command
-        .split_whitespace()
-        .skip(1)
-        .map(|a| a.trim_matches('\''))
-        .collect();
-    // The command as printed (its quoted name is two words once split here).
-    let company = args[args.iter().position(|a| *a == "--company-id").unwrap() + 1];
-    let scopes = args[args.iter().position(|a| *a == "--scopes").unwrap() + 1];
-    let out = run(
-        &[
-            "create-key",
-            "--company-id",
-            company,
-            "--name",
-            "Demo key",
-            "--scopes",
-            scopes,
-            "--database-url",
-            &url,
-        ],
-        "",
+    assert!(
+        !command.starts_with("wfs-server "),
+        "started by path, so printed by path: {command}"
     );
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = Command::new("sh")
+        .args(["-c", command])
+        .env_remove("WFS_DATABASE_URL")
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{command}: {}", stderr_of(&out));
     assert!(stdout_of(&out).contains("\"clientSecret\":\"sec_"));
 }
 
@@ -791,4 +780,37 @@ fn demo_on_a_taken_port_fails_before_seeding_or_printing_a_key() {
     let printed = stdout_until(&mut server, "Try:");
     assert!(printed.contains("created"), "{printed}");
     server.stop();
+}
+
+/// Orchestrators send SIGTERM at any moment of a rolling deploy: sent the moment
+/// `listening` is logged, it drains the server (exit 0, "shutting down"), every time.
+#[tokio::test]
+async fn sigterm_the_moment_serve_says_listening_drains_it_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::database(&dir, "cli").await;
+    let migrated = run(&["migrate", "--database-url", &url], "");
+    assert!(migrated.status.success(), "{}", stderr_of(&migrated));
+    for round in 0..30 {
+        let mut server = Server::serve(&url).start();
+        let status = server.terminate();
+        assert!(status.success(), "round {round}: {status:?}");
+        let log = server.log().join("\n");
+        assert!(log.contains("shutting down"), "round {round}: {log}");
+    }
+}
+
+/// The same for the demo: SIGTERM the moment its key is printed (or, on a later run,
+/// the create-key hint) exits 0 within the shutdown limit.
+#[tokio::test]
+async fn sigterm_the_moment_the_demo_prints_drains_it_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let demo = ["demo", "--bind", "127.0.0.1:0", "--database-url", &url];
+    for round in 0..12 {
+        let mut server = spawn_logged(&demo);
+        let last = if round == 0 { "Try:" } else { "create-key" };
+        stdout_until(&mut server, last);
+        let status = server.terminate();
+        assert!(status.success(), "round {round}: {status:?}");
+    }
 }

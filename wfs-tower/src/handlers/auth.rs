@@ -31,7 +31,7 @@ pub(crate) static ROUTES: [Route; 5] = [
         (status = 400, description = "Malformed JSON, or `email` or `password` missing or empty", body = ErrorBody),
         (status = 401, description = "`Invalid email or password` (the same text for an unknown user and a wrong password)", body = ErrorBody),
         (status = 403, description = "The user is not a super admin of any company", body = ErrorBody),
-        (status = 429, description = "`Too many sign-in attempts`: more than 10 failures for this login in 15 minutes, or more than 30 attempts from this address in a minute", body = ErrorBody,
+        (status = 429, description = "`Too many sign-in attempts`: more than 10 failures for this login from this address in 15 minutes, or more than 30 attempts from this address in a minute", body = ErrorBody,
             headers(("Retry-After" = String, description = "Seconds to wait before the next attempt"))),
     ))]
 pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
