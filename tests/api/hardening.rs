@@ -838,8 +838,8 @@ async fn a_body_trickled_past_the_body_timeout_answers_408_with_the_error_body_e
         },
     );
     let every = std::time::Duration::from_millis(50);
-    let sign_in = serde_json::to_vec(&json!({"email": "ada@acme.test", "password": "x".repeat(64)}))
-        .unwrap();
+    let sign_in =
+        serde_json::to_vec(&json!({"email": "ada@acme.test", "password": "x".repeat(64)})).unwrap();
     let trickled_sign_in = sign_in_req("ada@acme.test", "unused")
         .build()
         .map(|_| TrickledBody::new(sign_in, every));

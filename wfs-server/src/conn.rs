@@ -157,16 +157,18 @@ impl<T> Deadlines<T> {
     /// one (or continues it), and past the write deadline turns into `TimedOut`. The
     /// timer is polled with the caller's context, so hyper is woken at the deadline
     /// even if the socket never becomes writable.
-    fn after_write<R>(&mut self, cx: &mut Context<'_>, polled: Poll<io::Result<R>>) -> Poll<io::Result<R>> {
+    fn after_write<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
         if polled.is_ready() {
             self.write_stalled = false;
             return polled;
         }
         if !self.write_stalled {
             self.write_stalled = true;
-            self.write_timer
-                .as_mut()
-                .reset(Instant::now() + self.write);
+            self.write_timer.as_mut().reset(Instant::now() + self.write);
         }
         ready!(self.write_timer.as_mut().poll(cx));
         Poll::Ready(Err(io::Error::new(
@@ -293,7 +295,10 @@ impl AddressCap {
             return Some(AddressSlot(None));
         }
         let block = block_of(ip);
-        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut open = self
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let count = open.entry(block).or_insert(0);
         if *count >= self.limit {
             return None;
@@ -332,7 +337,10 @@ impl Drop for AddressSlot {
         let Some((cap, block)) = self.0.take() else {
             return;
         };
-        let mut open = cap.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut open = cap
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(count) = open.get_mut(&block) {
             *count -= 1;
             if *count == 0 {
@@ -375,7 +383,9 @@ mod tests {
     #[test]
     fn trusted_proxies_are_not_counted() {
         let cap = AddressCap::new(1, &[ip("10.0.0.1")]);
-        let held: Vec<_> = (0..10).map(|_| cap.admit(ip("10.0.0.1")).unwrap()).collect();
+        let held: Vec<_> = (0..10)
+            .map(|_| cap.admit(ip("10.0.0.1")).unwrap())
+            .collect();
         assert_eq!(held.len(), 10);
         assert_eq!(cap.addresses(), 0);
         let _a = cap.admit(ip("10.0.0.2")).unwrap();

@@ -291,9 +291,7 @@ pub(crate) async fn run(
 fn api_builder() -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().max_buf_size(MAX_HEAD_BYTES);
-    builder
-        .http2()
-        .max_header_list_size(MAX_HEAD_BYTES as u32);
+    builder.http2().max_header_list_size(MAX_HEAD_BYTES as u32);
     builder
 }
 

@@ -401,7 +401,8 @@ fn a_client_that_pipelines_40_large_answers_and_reads_none_is_closed_at_the_writ
     println!(
         "write deadline: pipelining client closed after {closed_after:?}, having been sent {received:?} bytes"
     );
-    let closed_after = closed_after.expect("the server kept the non-reading connection open for 15 s");
+    let closed_after =
+        closed_after.expect("the server kept the non-reading connection open for 15 s");
     assert!(
         closed_after >= Duration::from_secs(2) && closed_after < Duration::from_secs(8),
         "closed after {closed_after:?}, wanted one 2 s write deadline after the stall"
@@ -420,7 +421,12 @@ fn while_one_address_pipelines_and_never_reads_another_tenant_is_answered_at_onc
     // connections from 127.0.0.1, each pipelining 40 large answers it never reads.
     let dir = tempfile::tempdir().unwrap();
     let server = Server::serve(&sqlite_url(&dir))
-        .args(&["--max-connections", "16", "--max-connections-per-address", "4"])
+        .args(&[
+            "--max-connections",
+            "16",
+            "--max-connections-per-address",
+            "4",
+        ])
         .args(&["--write-timeout", "3s"])
         .start();
     let started = Instant::now();
@@ -492,16 +498,29 @@ fn past_the_per_address_cap_a_connection_is_answered_429_and_closed_but_trusted_
 
     // Act: five keep-alive connections through the proxy, three from 127.0.0.2.
     let mut proxied: Vec<TcpStream> = (0..5).map(|_| connect(&server)).collect();
-    let through_proxy: Vec<_> = proxied.iter_mut().map(|c| ask(c).map(|r| r.0).ok()).collect();
+    let through_proxy: Vec<_> = proxied
+        .iter_mut()
+        .map(|c| ask(c).map(|r| r.0).ok())
+        .collect();
     let mut direct: Vec<TcpStream> = (0..3).map(|_| connect_from(&server, "127.0.0.2")).collect();
-    let direct_answers: Vec<_> = direct.iter_mut().map(|c| ask(c).map(|r| r.0).ok()).collect();
+    let direct_answers: Vec<_> = direct
+        .iter_mut()
+        .map(|c| ask(c).map(|r| r.0).ok())
+        .collect();
     let refused_at = Instant::now();
     let (closed_after, _) = wait_for_close(&mut direct[2], refused_at, Duration::from_secs(5));
 
     // Assert
-    assert_eq!(through_proxy, vec![Some(200); 5], "behind the trusted proxy");
+    assert_eq!(
+        through_proxy,
+        vec![Some(200); 5],
+        "behind the trusted proxy"
+    );
     assert_eq!(direct_answers, vec![Some(200), Some(200), Some(429)]);
-    assert!(closed_after < Duration::from_secs(3), "closed after {closed_after:?}");
+    assert!(
+        closed_after < Duration::from_secs(3),
+        "closed after {closed_after:?}"
+    );
     // The two admitted ones still serve.
     assert_eq!(ask(&mut direct[0]).map(|r| r.0).ok(), Some(200));
 }
@@ -516,7 +535,12 @@ fn while_one_address_trickles_sign_in_bodies_another_tenant_is_answered_and_the_
     // connections from 127.0.0.1 each trickle a sign-in body, a byte every 500 ms.
     let dir = tempfile::tempdir().unwrap();
     let server = Server::serve(&sqlite_url(&dir))
-        .args(&["--max-connections", "16", "--max-connections-per-address", "4"])
+        .args(&[
+            "--max-connections",
+            "16",
+            "--max-connections-per-address",
+            "4",
+        ])
         .args(&["--body-timeout", "2s"])
         .start();
     let started = Instant::now();
@@ -529,7 +553,8 @@ fn while_one_address_trickles_sign_in_bodies_another_tenant_is_answered_and_the_
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let trickling = {
-        let mut writers: Vec<TcpStream> = attackers.iter().map(|c| c.try_clone().unwrap()).collect();
+        let mut writers: Vec<TcpStream> =
+            attackers.iter().map(|c| c.try_clone().unwrap()).collect();
         let stop = stop.clone();
         std::thread::spawn(move || {
             while !stop.load(Ordering::Acquire) {
