@@ -126,6 +126,45 @@ impl Body for StalledBody {
     }
 }
 
+/// A request body that arrives one byte every `every`, as a slow-body attacker sends it.
+#[derive(Debug)]
+struct TrickledBody {
+    bytes: Bytes,
+    every: std::time::Duration,
+    next: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl TrickledBody {
+    fn new(bytes: Vec<u8>, every: std::time::Duration) -> Self {
+        Self {
+            bytes: Bytes::from(bytes),
+            every,
+            next: Box::pin(tokio::time::sleep(every)),
+        }
+    }
+}
+
+impl Body for TrickledBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.bytes.is_empty() {
+            return Poll::Ready(None);
+        }
+        std::task::ready!(self.next.as_mut().poll(cx));
+        let every = self.every;
+        self.next
+            .as_mut()
+            .reset(tokio::time::Instant::now() + every);
+        let byte = self.bytes.split_to(1);
+        Poll::Ready(Some(Ok(Frame::data(byte))))
+    }
+}
+
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// base64url without padding, as cursors are written.
@@ -902,6 +941,90 @@ async fn a_write_cut_off_by_the_request_timeout_rolls_back_and_frees_its_idempot
     assert_eq!(retried.body["success"], 1000, "{}", retried.body["err"]);
     let listed = app.get(&s.key, STAFF).await;
     assert_eq!(listed.body.as_array().unwrap().len(), 1001);
+}
+
+#[tokio::test]
+async fn a_body_trickled_past_the_body_timeout_answers_408_with_the_error_body_even_on_sign_in() {
+    // Arrange: the same store, served with a 300 ms body deadline; bodies arriving a
+    // byte every 50 ms, several seconds in all.
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let limit = std::time::Duration::from_millis(300);
+    let svc = WfsService::with_config(
+        app.wfs.clone(),
+        Config {
+            body_timeout: Some(limit),
+            ..Default::default()
+        },
+    );
+    let every = std::time::Duration::from_millis(50);
+    let sign_in =
+        serde_json::to_vec(&json!({"email": "ada@acme.test", "password": "x".repeat(64)})).unwrap();
+    let trickled_sign_in = sign_in_req("ada@acme.test", "unused")
+        .build()
+        .map(|_| TrickledBody::new(sign_in, every));
+    let idem = unique_idem();
+    let role = serde_json::to_vec(&json!({"title": "Nurse"})).unwrap();
+    let trickled_write = Req::new(Method::POST, ROLES)
+        .key(&key)
+        .idem(&idem)
+        .header("content-type", "application/json")
+        .build()
+        .map(|_| TrickledBody::new(role.clone(), every));
+
+    // Act
+    let started = std::time::Instant::now();
+    let signin = send_through(&svc, trickled_sign_in).await;
+    let signin_took = started.elapsed();
+    let write = send_through(&svc, trickled_write).await;
+
+    // Assert: 408, the error body, Connection: close, at the deadline (not at the
+    // 30 s request timeout, not after the whole body).
+    for res in [&signin, &write] {
+        res.assert_status(408);
+        assert_eq!(res.body["error"]["code"], 408, "{}", res.body);
+        assert!(
+            res.error_message().contains("did not arrive within 300 ms"),
+            "{}",
+            res.body
+        );
+        assert_eq!(res.header("connection"), Some("close"));
+    }
+    assert!(
+        signin_took >= limit && signin_took < std::time::Duration::from_secs(2),
+        "answered after {signin_took:?}"
+    );
+    // Nothing was written, and the Idempotency-Key is free for the retry.
+    let retry = Req::new(Method::POST, ROLES)
+        .key(&key)
+        .idem(&idem)
+        .json(&json!({"title": "Nurse"}))
+        .build();
+    let retried = send_through(&svc, retry).await;
+    retried.assert_status(201);
+    assert_eq!(retried.header("idempotent-replayed"), None);
+    assert_eq!(app.get(&key, ROLES).await.body.as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_slow_body_that_arrives_within_the_body_timeout_is_served() {
+    // Arrange: bytes every 20 ms, the whole body well within the 10 s default.
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let svc = WfsService::with_config(app.wfs.clone(), Config::default());
+    let role = serde_json::to_vec(&json!({"title": "Nurse"})).unwrap();
+    let trickled = Req::new(Method::POST, ROLES)
+        .key(&key)
+        .idem(&unique_idem())
+        .header("content-type", "application/json")
+        .build()
+        .map(|_| TrickledBody::new(role, std::time::Duration::from_millis(20)));
+
+    // Act
+    let res = send_through(&svc, trickled).await;
+
+    // Assert
+    res.assert_status(201);
 }
 
 // ------------------------------------------------------------ input limits

@@ -166,6 +166,19 @@ pub(crate) struct ServeArgs {
     /// Connections served at once; more wait in the listen backlog.
     #[arg(long, env = "WFS_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections: u32,
+    /// Connections one client address (an IPv6 /64) may hold at once; one more is
+    /// answered 429 and closed. --trusted-proxies are exempt (their clients share
+    /// their address).
+    #[arg(long, env = "WFS_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_connections_per_address: u32,
+    /// A request body not wholly received this long after the API starts reading it
+    /// answers 408 and closes the connection (seconds, or with a unit: 500ms, 10s).
+    #[arg(long, env = "WFS_BODY_TIMEOUT", default_value = "10s", value_parser = duration)]
+    pub(crate) body_timeout: Duration,
+    /// A connection whose client takes no byte of an answer for this long is closed
+    /// (seconds, or with a unit: 500ms, 10s).
+    #[arg(long, env = "WFS_WRITE_TIMEOUT", default_value = "10s", value_parser = duration)]
+    pub(crate) write_timeout: Duration,
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,

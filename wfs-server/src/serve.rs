@@ -14,12 +14,13 @@ use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
-use wfs_server::conn::{Deadlines, HEAD_TIMEOUT, IDLE_TIMEOUT, InFlight};
+use wfs_server::conn::{AddressCap, Deadlines, InFlight, Timeouts};
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::{Metrics, record_get};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService, stamp_response};
@@ -28,6 +29,21 @@ type BoxError = Box<dyn std::error::Error>;
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most bytes of a request head, start line included: over HTTP/1 the size of
+/// hyper's read buffer (a head that does not fit answers 431; hyper's default is
+/// 400 KB, which is also what a pipelining client could make it hold), over HTTP/2
+/// `SETTINGS_MAX_HEADER_LIST_SIZE` (h2 answers 431 past it).
+pub(crate) const MAX_HEAD_BYTES: usize = 32 * 1024;
+
+/// Refusals of connections over their address's cap being answered at once; past
+/// that, one is closed unanswered (a flood from many capped addresses at once).
+const REFUSALS_AT_ONCE: usize = 256;
+/// Time allowed for a refusal, from the accept: reading the request head, writing
+/// the 429 and the close.
+const REFUSAL_TIME: Duration = Duration::from_secs(2);
+/// The most bytes of a refused connection's request read before answering.
+const REFUSAL_READ_BYTES: usize = 16 * 1024;
 
 /// The server's sockets, bound before anything is seeded or served: a taken port
 /// fails the start before the demo writes or prints anything.
@@ -100,6 +116,7 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         trusted_proxies: args.trusted_proxies.clone(),
         rate_limit,
         request_timeout: Some(args.request_timeout),
+        body_timeout: Some(args.body_timeout),
         redis_url: args.redis_url.clone(),
         redis_timeout: args.redis_timeout,
     };
@@ -107,6 +124,7 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         let flag = match err.setting() {
             "redis_url" => "--redis-url / WFS_REDIS_URL",
             "redis_timeout" => "--redis-timeout / WFS_REDIS_TIMEOUT",
+            "body_timeout" => "--body-timeout / WFS_BODY_TIMEOUT",
             other => other,
         };
         format!("{flag}: {}", err.reason())
@@ -192,11 +210,22 @@ pub(crate) async fn run(
         }
     });
 
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let builder = api_builder();
     let graceful = GracefulShutdown::new();
     // At most --max-connections served at once: past that, connections wait in the
     // listen backlog instead of each costing a task and buffers here.
     let slots = Arc::new(Semaphore::new(args.max_connections as usize));
+    // At most --max-connections-per-address of them from one address.
+    let per_address = AddressCap::new(
+        args.max_connections_per_address as usize,
+        &args.trusted_proxies,
+    );
+    let too_many = too_many_connections(per_address.limit());
+    let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
+    let timeouts = Timeouts {
+        write: args.write_timeout,
+        ..Timeouts::default()
+    };
     let mut shutdown = std::pin::pin!(signals.recv());
     loop {
         let slot = tokio::select! {
@@ -214,9 +243,15 @@ pub(crate) async fn run(
                         continue;
                     }
                 };
+                let Some(address_slot) = per_address.admit(peer.ip()) else {
+                    // The global slot goes back at once: a refusal holds none.
+                    drop(slot);
+                    refuse(stream, peer, &refusals, too_many.clone());
+                    continue;
+                };
                 let api = api.clone();
                 let in_flight = Arc::new(InFlight::default());
-                let io = Deadlines::new(stream, in_flight.clone(), HEAD_TIMEOUT, IDLE_TIMEOUT);
+                let io = Deadlines::new(stream, in_flight.clone(), timeouts);
                 let svc = tower::service_fn(move |req: Request<Incoming>| {
                     let serving = in_flight.start();
                     // One reference count per request: the facade is reached through
@@ -234,6 +269,7 @@ pub(crate) async fn run(
                     if let Err(err) = conn.await {
                         tracing::debug!(error = %err, "connection ended with an error");
                     }
+                    drop(address_slot);
                     drop(slot);
                 });
             }
@@ -260,6 +296,75 @@ pub(crate) async fn run(
         tracing::warn!(error = %err, "the metrics listener ended abnormally");
     }
     wfs.store().clone().close().await?;
+    Ok(())
+}
+
+/// The API's HTTP/1 and HTTP/2 settings: heads of at most [`MAX_HEAD_BYTES`] (431
+/// past it). hyper-util's builder has no HTTP/1 `max_header_size`, so the read buffer
+/// is the cap: a head must fit in it whole.
+fn api_builder() -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().max_buf_size(MAX_HEAD_BYTES);
+    builder.http2().max_header_list_size(MAX_HEAD_BYTES as u32);
+    builder
+}
+
+/// The answer to a connection over its address's cap: 429 with the error body,
+/// `Retry-After` and `Connection: close`, as raw HTTP/1.1.
+fn too_many_connections(limit: usize) -> Bytes {
+    let body = serde_json::json!({"error": {
+        "code": 429,
+        "message": format!(
+            "Too many connections from this address (at most {limit} at once); \
+             close one or reuse it, then retry"
+        ),
+    }})
+    .to_string();
+    Bytes::from(format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
+         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+}
+
+/// Answers a connection over its address's cap with `answer` (429) on a task of its
+/// own, holding no connection slot, all within [`REFUSAL_TIME`]; with
+/// [`REFUSALS_AT_ONCE`] such answers already under way, closes it unanswered.
+fn refuse(stream: TcpStream, peer: SocketAddr, refusals: &Arc<Semaphore>, answer: Bytes) {
+    let Ok(permit) = refusals.clone().try_acquire_owned() else {
+        tracing::debug!(peer = %peer, "over the per-address cap, closed unanswered (refusals busy)");
+        return;
+    };
+    tracing::debug!(peer = %peer, "over the per-address connection cap: 429");
+    tokio::spawn(async move {
+        let _ = tokio::time::timeout(REFUSAL_TIME, answer_and_close(stream, &answer)).await;
+        drop(permit);
+    });
+}
+
+/// Reads the request head (so that the answer is not taken for one to a request not
+/// yet sent), writes `answer`, then half-closes and reads what else comes until the
+/// client closes: closing with unread input would reset the connection and could
+/// destroy the answer before the client reads it.
+async fn answer_and_close(mut stream: TcpStream, answer: &[u8]) -> std::io::Result<()> {
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    while head.len() < REFUSAL_READ_BYTES && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        head.extend_from_slice(&chunk[..n]);
+    }
+    stream.write_all(answer).await?;
+    stream.shutdown().await?;
+    let mut drained = 0;
+    while drained < REFUSAL_READ_BYTES {
+        match stream.read(&mut chunk).await? {
+            0 => break,
+            n => drained += n,
+        }
+    }
     Ok(())
 }
 
@@ -296,7 +401,7 @@ async fn serve_metrics(
             _ = stop_requested(&mut stopped) => break,
         };
         let in_flight = Arc::new(InFlight::default());
-        let io = Deadlines::new(stream, in_flight.clone(), HEAD_TIMEOUT, IDLE_TIMEOUT);
+        let io = Deadlines::new(stream, in_flight.clone(), Timeouts::default());
         let metrics = metrics.clone();
         let wfs = wfs.clone();
         let svc = tower::service_fn(move |req: Request<Incoming>| {

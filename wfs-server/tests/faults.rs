@@ -1,7 +1,11 @@
 //! Hostile input, faults and limits (decisions.md), driven through the real binary:
 //! liveness and readiness, the per-connection deadlines (request head, idle
-//! keep-alive), the connection cap, peak memory for a refused bulk body, and a
-//! PostgreSQL outage in the middle of a stream of writes.
+//! keep-alive, write, body), the connection caps (in all and per address), the
+//! request-head size cap, peak memory for a refused bulk body, and a PostgreSQL
+//! outage in the middle of a stream of writes.
+//!
+//! Attacks run from 127.0.0.1 and the other tenant from 127.0.0.2 (on Linux every
+//! 127.0.0.0/8 address is the loopback), so the per-address cap tells them apart.
 //!
 //! Everything runs on a temp-file SQLite except the outage test, which needs a
 //! PostgreSQL cluster it may stop and start: `.ci/run` exports `WFS_TEST_PG_CTL`,
@@ -15,7 +19,7 @@ use common::{Key, Server, create_admin, random_hex, sqlite_url};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +41,73 @@ fn connect(server: &Server) -> TcpStream {
     let stream = TcpStream::connect(server.addr()).unwrap();
     stream.set_nodelay(true).unwrap();
     stream
+}
+
+/// A connection from `source`, a loopback address other than 127.0.0.1 such as
+/// 127.0.0.2: another client, as far as the server can tell.
+fn connect_from(server: &Server, source: &str) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket
+            .bind(SocketAddr::new(source.parse().unwrap(), 0))
+            .unwrap();
+        socket
+            .connect(server.addr().parse().unwrap())
+            .await
+            .unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream
+}
+
+const OPENAPI: &[u8] = b"GET /external/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+
+/// Another tenant's request from 127.0.0.2 on a new connection: its status and how
+/// long the answer took, or what went wrong (nothing within 5 s, a close).
+fn tenant_request(server: &Server, request: &[u8]) -> (Result<u16, String>, Duration) {
+    let asked = Instant::now();
+    let mut conn = connect_from(server, "127.0.0.2");
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let answer = conn
+        .write_all(request)
+        .and_then(|()| read_response(&mut conn))
+        .map(|(status, _)| status)
+        .map_err(|err| err.to_string());
+    (answer, asked.elapsed())
+}
+
+/// Whether the server has closed `stream`, found without reading what it sent: a
+/// blank line (which HTTP/1.1 allows between requests) is written, and a reset (the
+/// server closed with it unread, or before it arrived) shows as an error.
+fn closed_by_server(stream: &mut TcpStream) -> bool {
+    if stream.write_all(b"\r\n").is_err() {
+        return true;
+    }
+    matches!(stream.take_error(), Ok(Some(_)) | Err(_))
+}
+
+/// Reads what `stream` received until the server's close (EOF or a reset); `None`
+/// when the connection is still open after `limit` of silence.
+fn drain(stream: &mut TcpStream, limit: Duration) -> Option<usize> {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut total = 0;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => return Some(total),
+            Ok(n) => total += n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return None;
+            }
+            Err(_) => return Some(total),
+        }
+    }
 }
 
 /// Reads one response (head, then a `Content-Length` body): its status and body.
@@ -298,6 +369,283 @@ fn past_max_connections_a_connection_waits_until_one_closes() {
         "connection cap: the third request was answered {:?} after a slot freed",
         closed.elapsed()
     );
+}
+
+#[test]
+fn a_client_that_pipelines_40_large_answers_and_reads_none_is_closed_at_the_write_deadline() {
+    // Arrange: a 2 s write deadline; 40 requests for the 134 KB OpenAPI document in
+    // one write, and not a byte of the answers read.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::serve(&sqlite_url(&dir))
+        .args(&["--write-timeout", "2s"])
+        .start();
+    let mut attacker = connect(&server);
+    let started = Instant::now();
+
+    // Act
+    attacker.write_all(&OPENAPI.repeat(40)).unwrap();
+    let closed_after = loop {
+        std::thread::sleep(Duration::from_millis(250));
+        if closed_by_server(&mut attacker) {
+            break Some(started.elapsed());
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            break None;
+        }
+    };
+    let received = drain(&mut attacker, Duration::from_secs(3));
+    let (tenant, tenant_took) = tenant_request(&server, LIVEZ);
+
+    // Assert: closed about one write deadline after the socket buffers filled, not
+    // forty; the answers were cut short; the server serves on.
+    println!(
+        "write deadline: pipelining client closed after {closed_after:?}, having been sent {received:?} bytes"
+    );
+    let closed_after =
+        closed_after.expect("the server kept the non-reading connection open for 15 s");
+    assert!(
+        closed_after >= Duration::from_secs(2) && closed_after < Duration::from_secs(8),
+        "closed after {closed_after:?}, wanted one 2 s write deadline after the stall"
+    );
+    let received = received.expect("the connection stayed open");
+    assert!(
+        received < 40 * 130_000,
+        "{received} bytes: all forty answers went out"
+    );
+    assert_eq!(tenant, Ok(200), "after {tenant_took:?}");
+}
+
+#[test]
+fn while_one_address_pipelines_and_never_reads_another_tenant_is_answered_at_once() {
+    // Arrange: 16 connection slots, 4 per address, a 3 s write deadline; 24 attacking
+    // connections from 127.0.0.1, each pipelining 40 large answers it never reads.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::serve(&sqlite_url(&dir))
+        .args(&[
+            "--max-connections",
+            "16",
+            "--max-connections-per-address",
+            "4",
+        ])
+        .args(&["--write-timeout", "3s"])
+        .start();
+    let started = Instant::now();
+    let mut attackers: Vec<TcpStream> = (0..24)
+        .map(|_| {
+            let mut conn = connect(&server);
+            conn.write_all(&OPENAPI.repeat(40)).unwrap();
+            conn
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+
+    // Act: the other tenant asks for the same document six times in 3 s.
+    let mut tenant = Vec::new();
+    for _ in 0..6 {
+        tenant.push(tenant_request(&server, OPENAPI));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let attacked_for = started.elapsed();
+    let firsts: Vec<Result<(u16, String), String>> = attackers
+        .iter_mut()
+        .map(|conn| {
+            conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            read_response(conn).map_err(|err| err.to_string())
+        })
+        .collect();
+
+    // Assert: the tenant was served promptly every time.
+    let took: Vec<Duration> = tenant.iter().map(|(_, took)| *took).collect();
+    println!("per-address cap: tenant answer times {took:?} during {attacked_for:?} of attack");
+    for (answer, took) in &tenant {
+        assert_eq!(answer, &Ok(200), "the tenant's request, after {took:?}");
+        assert!(*took < Duration::from_secs(1), "the tenant waited {took:?}");
+    }
+    // Four attacking connections were served; the other twenty got a clear 429.
+    let served = firsts.iter().filter(|r| matches!(r, Ok((200, _)))).count();
+    let refused: Vec<&String> = firsts
+        .iter()
+        .filter_map(|r| match r {
+            Ok((429, body)) => Some(body),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((served, refused.len()), (4, 20), "{firsts:?}");
+    let error: Value = serde_json::from_str(refused[0]).unwrap();
+    assert_eq!(error["error"]["code"], 429, "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Too many connections from this address"),
+        "{error}"
+    );
+}
+
+#[test]
+fn past_the_per_address_cap_a_connection_is_answered_429_and_closed_but_trusted_proxies_are_exempt()
+{
+    // Arrange: 2 connections per address; 127.0.0.1 is a trusted proxy.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::serve(&sqlite_url(&dir))
+        .args(&["--max-connections-per-address", "2"])
+        .args(&["--trusted-proxies", "127.0.0.1"])
+        .start();
+    let ask = |conn: &mut TcpStream| {
+        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        conn.write_all(LIVEZ).and_then(|()| read_response(conn))
+    };
+
+    // Act: five keep-alive connections through the proxy, three from 127.0.0.2.
+    let mut proxied: Vec<TcpStream> = (0..5).map(|_| connect(&server)).collect();
+    let through_proxy: Vec<_> = proxied
+        .iter_mut()
+        .map(|c| ask(c).map(|r| r.0).ok())
+        .collect();
+    let mut direct: Vec<TcpStream> = (0..3).map(|_| connect_from(&server, "127.0.0.2")).collect();
+    let direct_answers: Vec<_> = direct
+        .iter_mut()
+        .map(|c| ask(c).map(|r| r.0).ok())
+        .collect();
+    let refused_at = Instant::now();
+    let (closed_after, _) = wait_for_close(&mut direct[2], refused_at, Duration::from_secs(5));
+
+    // Assert
+    assert_eq!(
+        through_proxy,
+        vec![Some(200); 5],
+        "behind the trusted proxy"
+    );
+    assert_eq!(direct_answers, vec![Some(200), Some(200), Some(429)]);
+    assert!(
+        closed_after < Duration::from_secs(3),
+        "closed after {closed_after:?}"
+    );
+    // The two admitted ones still serve.
+    assert_eq!(ask(&mut direct[0]).map(|r| r.0).ok(), Some(200));
+}
+
+/// A sign-in whose body announces 100 bytes; the body is then sent a byte at a time.
+const SLOW_SIGN_IN_HEAD: &[u8] = b"POST /external/v1/auth/signin HTTP/1.1\r\nHost: x\r\n\
+    Content-Type: application/json\r\nContent-Length: 100\r\n\r\n";
+
+#[test]
+fn while_one_address_trickles_sign_in_bodies_another_tenant_is_answered_and_the_bodies_get_408() {
+    // Arrange: 16 connection slots, 4 per address, a 2 s body deadline; 24
+    // connections from 127.0.0.1 each trickle a sign-in body, a byte every 500 ms.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::serve(&sqlite_url(&dir))
+        .args(&[
+            "--max-connections",
+            "16",
+            "--max-connections-per-address",
+            "4",
+        ])
+        .args(&["--body-timeout", "2s"])
+        .start();
+    let started = Instant::now();
+    let attackers: Vec<TcpStream> = (0..24)
+        .map(|_| {
+            let mut conn = connect(&server);
+            conn.write_all(SLOW_SIGN_IN_HEAD).unwrap();
+            conn
+        })
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let trickling = {
+        let mut writers: Vec<TcpStream> =
+            attackers.iter().map(|c| c.try_clone().unwrap()).collect();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Acquire) {
+                for conn in &mut writers {
+                    let _ = conn.write_all(b" ");
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+
+    // Act
+    let mut tenant = Vec::new();
+    for _ in 0..6 {
+        tenant.push(tenant_request(&server, LIVEZ));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let answers: Vec<_> = attackers
+        .into_iter()
+        .map(|mut conn| {
+            conn.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+            let answer = read_response(&mut conn).map_err(|err| err.to_string());
+            let answered_after = started.elapsed();
+            let closed = drain(&mut conn, Duration::from_secs(3)).is_some();
+            (answer, answered_after, closed)
+        })
+        .collect();
+    stop.store(true, Ordering::Release);
+    trickling.join().unwrap();
+
+    // Assert: the tenant was served promptly every time.
+    let took: Vec<Duration> = tenant.iter().map(|(_, took)| *took).collect();
+    println!("slow bodies: tenant answer times {took:?}");
+    for (answer, took) in &tenant {
+        assert_eq!(answer, &Ok(200), "the tenant's request, after {took:?}");
+        assert!(*took < Duration::from_secs(1), "the tenant waited {took:?}");
+    }
+    // The four admitted trickles got 408 with the error body near the 2 s deadline,
+    // and were closed; the twenty others a 429.
+    let mut timed_out = 0;
+    for (answer, after, closed) in &answers {
+        match answer {
+            Ok((408, body)) => {
+                timed_out += 1;
+                let error: Value = serde_json::from_str(body).unwrap();
+                assert_eq!(error["error"]["code"], 408, "{error}");
+                assert!(
+                    *after >= Duration::from_secs(2) && *after < Duration::from_secs(6),
+                    "408 after {after:?}"
+                );
+                assert!(closed, "the connection stayed open after the 408");
+            }
+            Ok((429, _)) => assert!(closed, "the connection stayed open after the 429"),
+            other => panic!("a trickled sign-in answered {other:?}"),
+        }
+    }
+    assert_eq!(timed_out, 4, "{answers:?}");
+}
+
+#[test]
+fn a_request_head_over_32_kib_answers_431_and_one_under_it_is_served() {
+    // Arrange
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::serve(&sqlite_url(&dir)).start();
+    let head_of = |filler: usize| {
+        format!(
+            "GET /livez HTTP/1.1\r\nHost: x\r\nX-Filler: {}\r\n\r\n",
+            "a".repeat(filler)
+        )
+    };
+
+    // Act
+    let ask = |head: String| {
+        let mut conn = connect(&server);
+        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        conn.write_all(head.as_bytes())
+            .and_then(|()| read_response(&mut conn))
+            .map(|r| r.0)
+            .map_err(|err| err.to_string())
+    };
+    let under = ask(head_of(30 * 1024));
+    let over = ask(head_of(40 * 1024));
+    let huge = ask(head_of(900 * 1024));
+
+    // Assert
+    assert_eq!(under, Ok(200));
+    assert_eq!(over, Ok(431));
+    // The whole 900 KB is not read: the answer (or a reset, the client still
+    // writing) comes after the first 32 KiB.
+    assert!(matches!(huge, Ok(431) | Err(_)), "{huge:?}");
 }
 
 // ---------------------------------------------------------------------------------

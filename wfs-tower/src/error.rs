@@ -59,6 +59,23 @@ impl ApiError {
         )
     }
 
+    /// 408 for a request body that did not arrive whole within the body timeout
+    /// ([`Config::body_timeout`](crate::Config::body_timeout)), with
+    /// `Connection: close`: the rest of the body is never read, so the connection
+    /// cannot carry another request.
+    pub fn body_timed_out(limit: std::time::Duration) -> Self {
+        let mut err = Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "The request body did not arrive within {}; nothing was done. Send the whole body without pausing, then retry",
+                human_duration(limit)
+            ),
+        );
+        err.headers
+            .push((header::CONNECTION, HeaderValue::from_static("close")));
+        err
+    }
+
     /// 429 for the per-key rate limit, with `Retry-After` in whole seconds (at least 1).
     pub fn too_many_requests(wait: std::time::Duration) -> Self {
         let secs = whole_seconds(wait);
@@ -116,7 +133,7 @@ impl ApiError {
     /// rate-limit and server errors are not, so a retry runs afresh.
     pub fn is_replayable(&self) -> bool {
         let s = self.status.as_u16();
-        (400..500).contains(&s) && !matches!(s, 401 | 403 | 413 | 429)
+        (400..500).contains(&s) && !matches!(s, 401 | 403 | 408 | 413 | 429)
     }
 
     /// The JSON body bytes.
@@ -200,6 +217,15 @@ impl From<CoreError> for ApiError {
             }
             CoreError::Internal(cause) => Self::internal(error_chain(&*cause)),
         }
+    }
+}
+
+/// `10 s`, `1.5 s`, `250 ms`.
+fn human_duration(d: std::time::Duration) -> String {
+    if d < std::time::Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{} s", d.as_secs_f64())
     }
 }
 

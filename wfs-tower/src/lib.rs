@@ -46,7 +46,7 @@ mod unknown_keys;
 
 pub use auth::PeerAddr;
 pub use body::ResponseBody;
-pub use config::{Config, ConfigError, DEFAULT_REQUEST_TIMEOUT, RateLimit};
+pub use config::{Config, ConfigError, DEFAULT_BODY_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, RateLimit};
 pub use error::ApiError;
 pub use openapi::{openapi, openapi_json, openapi_yaml};
 pub use panic::install_panic_hook;

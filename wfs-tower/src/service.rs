@@ -277,7 +277,7 @@ impl Shared {
         let body = if parts.method == Method::GET {
             Bytes::new()
         } else {
-            read_body(body, route.body_limit).await?
+            read_body(body, route.body_limit, self.config.body_timeout).await?
         };
         let ctx = Ctx {
             wfs: &self.wfs,
@@ -478,13 +478,27 @@ fn replayed(stored: StoredResponse) -> Reply {
     reply
 }
 
-async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, ApiError>
+/// The whole body, at most `limit` bytes (else 413), arrived within `deadline`
+/// (else 408: a body trickled in a byte at a time must not hold its connection, and
+/// on the public sign-in no credential stands in its way).
+async fn read_body<B>(
+    body: B,
+    limit: usize,
+    deadline: Option<std::time::Duration>,
+) -> Result<Bytes, ApiError>
 where
     B: http_body::Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    match Limited::new(body, limit).collect().await {
+    let collect = Limited::new(body, limit).collect();
+    let collected = match deadline {
+        Some(deadline) => tokio::time::timeout(deadline, collect)
+            .await
+            .map_err(|_| ApiError::body_timed_out(deadline))?,
+        None => collect.await,
+    };
+    match collected {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err)
             if err
