@@ -1,6 +1,6 @@
 //! Webhook rules with no I/O: the event catalogue, endpoint URLs and the addresses
-//! they may reach, secrets, the retry schedule, and the durations the server's
-//! `--webhook-*` flags are written in.
+//! they may reach, the words `lastError` uses, secrets, the retry schedule, and the
+//! durations the server's `--webhook-*` flags are written in.
 
 use crate::error::{Error, Field, Result};
 use base64::Engine as _;
@@ -795,7 +795,7 @@ mod tests {
             let bits = u128::from(v4.to_bits());
             let six_to_four = (0x2002 << 112) | (bits << 80) | (rest & ((1 << 80) - 1));
             for carrier in [
-                u128::from(v4.to_ipv6_mapped().to_bits()),
+                v4.to_ipv6_mapped().to_bits(),
                 (0xffff << 48) | bits,
                 (0x0064_ff9b << 96) | bits,
                 (0x0064_ff9b << 96) | (1 << 80) | bits,

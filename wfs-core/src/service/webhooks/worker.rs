@@ -132,14 +132,8 @@ impl std::fmt::Display for HostError {
     }
 }
 
-impl std::error::Error for HostError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::NotResolved(err) => Some(err),
-            Self::NotAllowed { .. } => None,
-        }
-    }
-}
+// The resolver's error is in the text, not a `source`: the log would print it twice.
+impl std::error::Error for HostError {}
 
 impl HostError {
     fn attempt_error(&self) -> AttemptError {
