@@ -520,6 +520,70 @@ async fn bad_endpoint_urls_are_400_naming_url_and_create_nothing() {
 }
 
 #[tokio::test]
+async fn addresses_that_are_not_globally_routable_unicast_are_400_naming_url() {
+    // Arrange
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let id = endpoint_with(&app, &key, json!({})).await;
+    let hosts = [
+        ("[64:ff9b::7f00:1]", "NAT64 of 127.0.0.1"),
+        ("[64:ff9b::a9fe:a9fe]", "NAT64 of the metadata address"),
+        ("[64:ff9b:1::a00:1]", "local-use NAT64 of 10.0.0.1"),
+        (
+            "[64:ff9b:1:7f00:0:100::]",
+            "local-use NAT64, not a /96 embedding",
+        ),
+        ("[2002:7f00:1::1]", "6to4 of 127.0.0.1"),
+        ("[2002:a9fe:a9fe::1]", "6to4 of the metadata address"),
+        ("[2001::1]", "Teredo"),
+        ("[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "Teredo"),
+        ("[fec0::1]", "site-local"),
+        ("[::ffff:0:127.0.0.1]", "IPv4-translated loopback"),
+        ("[::ffff:0:a9fe:a9fe]", "IPv4-translated link-local"),
+        ("[::8.8.8.8]", "IPv4-compatible, deprecated"),
+        ("[100::1]", "discard-only"),
+        ("[2001:2::1]", "benchmarking v6"),
+        ("[2001:20::1]", "ORCHIDv2"),
+        ("[2001:db8::1]", "documentation v6"),
+        ("[3fff::1]", "documentation 3fff::/20"),
+        ("[5f00::1]", "SRv6 SIDs"),
+        ("[4000::1]", "outside 2000::/3"),
+        ("192.0.0.1", "IETF protocol assignments"),
+        ("192.0.0.170", "NAT64 discovery"),
+        ("192.0.2.1", "documentation"),
+        ("198.51.100.1", "documentation"),
+        ("203.0.113.1", "documentation"),
+        ("198.18.0.1", "benchmarking"),
+        ("198.19.255.254", "benchmarking"),
+        ("192.88.99.1", "6to4 relay anycast"),
+        ("240.0.0.1", "reserved"),
+        ("255.255.255.254", "reserved"),
+        ("100.64.0.1", "shared address space"),
+    ];
+
+    for (host, what) in hosts {
+        let body = json!({ "url": format!("https://{host}/x") });
+
+        // Act
+        let created = app.post(&key, ENDPOINTS, &body).await;
+        let patched = app.patch(&key, &endpoint_path(&id), &body).await;
+
+        // Assert: the API's error body, naming url.
+        for res in [created, patched] {
+            assert_field_error(&res, "url", &format!("{what} ({body})"));
+            assert!(
+                res.error_message()
+                    .starts_with("url must not point to a non-public address"),
+                "{what}: {}",
+                res.error_message()
+            );
+        }
+    }
+    assert_eq!(list_endpoints(&app, &key).await.len(), 1);
+    assert_eq!(app.get(&key, &endpoint_path(&id)).await.body["url"], HOOK);
+}
+
+#[tokio::test]
 async fn public_addresses_near_the_forbidden_ranges_are_accepted() {
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
@@ -530,6 +594,17 @@ async fn public_addresses_near_the_forbidden_ranges_are_accepted() {
         "https://100.128.0.1/x",
         "https://[2606:4700::1111]/x",
         "https://localhost.example.com/x",
+        // Beside the blocks refused since issue 18.
+        "https://192.0.1.1/x",
+        "https://192.0.3.1/x",
+        "https://198.17.255.255/x",
+        "https://198.20.0.1/x",
+        "https://223.255.255.255/x",
+        "https://[64:ff9b::808:808]/x",
+        "https://[2002:808:808::1]/x",
+        "https://[2001:200::1]/x",
+        "https://[2001:4860:4860::8888]/x",
+        "https://[3fff:1000::1]/x",
     ] {
         app.post(&key, ENDPOINTS, &json!({ "url": url }))
             .await

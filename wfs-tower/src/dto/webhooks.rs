@@ -110,8 +110,11 @@ impl RotatedSecretResponse {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateEndpointRequest {
     /// Absolute `https` URL, at most 2048 characters, without user info or fragment,
-    /// whose host is not (and does not resolve to) a loopback, private, link-local,
-    /// CGNAT, multicast, unspecified or broadcast address.
+    /// whose host is (and resolves to) globally routable unicast addresses only: no
+    /// loopback, private, link-local, shared (CGNAT), documentation, benchmarking,
+    /// reserved, multicast or other special-purpose address of IANA's registries. An
+    /// IPv6 address carrying an IPv4 one (IPv4-mapped, NAT64, 6to4) is judged as that
+    /// IPv4 address; Teredo is refused. Checked again at every delivery.
     #[schema(value_type = String, max_length = 2048, pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\u0000-\u0020\u007F-\u009F]+$", example = "https://hooks.example.com/wfs")]
     url: UrlText,
     /// Free text; omitted means null.
@@ -230,7 +233,14 @@ pub(crate) struct DeliveryResponse {
     attempts: i32,
     last_attempt_at: Option<DateTime<Utc>>,
     last_response_status: Option<i32>,
-    /// At most 1024 characters.
+    /// Why the last attempt failed, from a fixed vocabulary: `HTTP <status>`,
+    /// `timed out after <n> s` (or `ms`), `host name not resolved`, `address not
+    /// allowed` (the host is or resolves to an address that is not globally routable
+    /// unicast; nothing was sent), `connection failed`, `TLS handshake failed`,
+    /// `request failed`, or `not sent: endpoint disabled after HTTP 410`. It never
+    /// carries the network's details (system error texts, addresses, certificate
+    /// names). Null after a success; at most 1024 characters.
+    #[schema(example = "HTTP 503")]
     last_error: Option<String>,
     next_attempt_at: Option<DateTime<Utc>>,
     created_on: DateTime<Utc>,

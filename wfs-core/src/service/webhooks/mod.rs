@@ -335,16 +335,13 @@ async fn refuse_private_resolution(url: &EndpointUrl) -> Result<()> {
     let Ok(Ok(addrs)) = tokio::time::timeout(RESOLVE_LIMIT, lookup).await else {
         return Ok(());
     };
-    for addr in addrs {
-        if !is_public(addr.ip()) {
-            return Err(Error::invalid_field(
-                "url",
-                format!(
-                    "must not point to a non-public address ({name} resolves to {})",
-                    addr.ip()
-                ),
-            ));
-        }
+    // The address itself is not named: for a name only this server's DNS knows, it
+    // would tell the caller about the internal network.
+    if addrs.into_iter().any(|addr| !is_public(addr.ip())) {
+        return Err(Error::invalid_field(
+            "url",
+            format!("must not point to a non-public address ({name} resolves to one)"),
+        ));
     }
     Ok(())
 }

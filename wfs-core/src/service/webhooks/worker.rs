@@ -15,14 +15,27 @@
 //!
 //! # Addresses
 //!
-//! Unless private addresses are allowed, the host is resolved and every address
-//! checked before each attempt, and the HTTP client's resolver refuses the same
-//! addresses when it connects, so a DNS answer that changes between the check and
-//! the connection (rebinding) cannot reach an internal address either.
+//! Unless private addresses are allowed, only globally routable unicast addresses are
+//! reached ([`non_public_reason`] has the rules): before each attempt a literal host is
+//! judged, and a host name resolved and every address judged; then the HTTP client's
+//! own resolver judges the addresses it is about to connect to, so a DNS answer that
+//! changes between the check and the connection (rebinding) cannot reach an internal
+//! address either. A refused attempt sends nothing and fails with `address not
+//! allowed`.
+//!
+//! # What `lastError` says
+//!
+//! A failed attempt records an [`AttemptError`], a small fixed vocabulary (`HTTP 503`,
+//! `timed out after 10 s`, `connection failed`, ...) that never carries the network's
+//! details, so that an endpoint URL cannot be used to scan the server's network. The
+//! raw error goes to the log: refusals at WARN, other transport errors at DEBUG, with
+//! the endpoint's host but never its path or query (which may hold a partner's token).
 
 use super::{CommittedEvent, WebhookSettings};
 use crate::Wfs;
-use crate::domain::webhook::{DeliveryStatus, DisabledReason, RETENTION, clip_error, is_public};
+use crate::domain::webhook::{
+    AttemptError, DeliveryStatus, DisabledReason, RETENTION, non_public_reason,
+};
 use crate::error::{Error, Result};
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use chrono::{DateTime, Utc};
@@ -73,7 +86,7 @@ enum Outcome {
     /// Anything else; `retry_after` from a 429 or 503.
     Failed {
         status: Option<u16>,
-        error: String,
+        error: AttemptError,
         retry_after: Option<Duration>,
     },
 }
@@ -100,19 +113,78 @@ struct Claim {
     payload: Arc<str>,
 }
 
-/// A DNS resolver that refuses non-public addresses, used by the HTTP client when
-/// private addresses are not allowed.
-struct PublicOnly;
+/// Why a host cannot be connected to: found before an attempt, or by the HTTP
+/// client's resolver while connecting (then it is a cause of the client's error).
+#[derive(Debug)]
+enum HostError {
+    /// The name did not resolve.
+    NotResolved(std::io::Error),
+    /// The host is, or resolves to, an address that is not globally routable unicast.
+    NotAllowed { ip: IpAddr, block: &'static str },
+}
 
-impl reqwest::dns::Resolve for PublicOnly {
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotResolved(err) => write!(f, "the host name did not resolve: {err}"),
+            Self::NotAllowed { ip, block } => write!(f, "address {ip} is not allowed: {block}"),
+        }
+    }
+}
+
+// The resolver's error is in the text, not a `source`: the log would print it twice.
+impl std::error::Error for HostError {}
+
+impl HostError {
+    fn attempt_error(&self) -> AttemptError {
+        match self {
+            Self::NotResolved(_) => AttemptError::NotResolved,
+            Self::NotAllowed { .. } => AttemptError::AddressNotAllowed,
+        }
+    }
+}
+
+/// Resolves `host`; unless private addresses are allowed, refuses it when any of its
+/// addresses is not globally routable unicast.
+async fn resolve(
+    host: &str,
+    port: u16,
+    allow_private: bool,
+) -> std::result::Result<Vec<SocketAddr>, HostError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(HostError::NotResolved)?
+        .collect();
+    if !allow_private {
+        judge(addrs.iter().map(SocketAddr::ip))?;
+    }
+    Ok(addrs)
+}
+
+/// Refuses the first address that is not globally routable unicast.
+fn judge(ips: impl IntoIterator<Item = IpAddr>) -> std::result::Result<(), HostError> {
+    for ip in ips {
+        if let Some(block) = non_public_reason(ip) {
+            return Err(HostError::NotAllowed { ip, block });
+        }
+    }
+    Ok(())
+}
+
+/// The HTTP client's resolver: the addresses it connects to are judged when private
+/// addresses are not allowed, and its failures are [`HostError`]s either way, so that
+/// `lastError` can tell them apart.
+#[derive(Debug)]
+struct Resolver {
+    allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for Resolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_owned();
+        let allow_private = self.allow_private;
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                return Err(format!("address {} is not allowed", bad.ip()).into());
-            }
+            let addrs = resolve(&host, 0, allow_private).await?;
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
     }
@@ -133,16 +205,17 @@ impl Worker {
     /// [`Error::Internal`] when the HTTP client cannot be built.
     pub fn new(wfs: Wfs) -> Result<Self> {
         let settings = wfs.webhooks().settings().clone();
-        let mut http = reqwest::Client::builder()
+        let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)
             .user_agent(concat!("wfs-webhooks/", env!("CARGO_PKG_VERSION")))
-            .pool_max_idle_per_host(settings.concurrency.max(1));
-        if !settings.allow_private {
-            http = http.dns_resolver(Arc::new(PublicOnly));
-        }
-        let http = http.build().map_err(Error::internal)?;
+            .pool_max_idle_per_host(settings.concurrency.max(1))
+            .dns_resolver(Arc::new(Resolver {
+                allow_private: settings.allow_private,
+            }))
+            .build()
+            .map_err(Error::internal)?;
         Ok(Self {
             wfs,
             http,
@@ -428,7 +501,7 @@ impl Worker {
     async fn send(&self, claim: &Claim, now: DateTime<Utc>) -> Result<Outcome> {
         let endpoint = &*claim.target;
         if !self.settings.allow_private
-            && let Err(refused) = check_address(&endpoint.url).await
+            && let Err(refused) = self.check_host(claim).await
         {
             return Ok(Outcome::Failed {
                 status: None,
@@ -467,17 +540,86 @@ impl Worker {
                         .flatten();
                     Outcome::Failed {
                         status: Some(status.as_u16()),
-                        error: format!("the endpoint answered HTTP {status}"),
+                        error: AttemptError::Status(status.as_u16()),
                         retry_after,
                     }
                 }
             }
-            Err(err) => Outcome::Failed {
-                status: None,
-                error: describe(&err),
-                retry_after: None,
-            },
+            Err(err) => {
+                let error = classify(&err, self.settings.timeout);
+                self.log_failure(claim, &error, &Causes(&err));
+                Outcome::Failed {
+                    status: None,
+                    error,
+                    retry_after: None,
+                }
+            }
         })
+    }
+
+    /// Before an attempt, without private addresses: a literal host judged, or a host
+    /// name resolved (within the attempt timeout) and every address judged.
+    async fn check_host(&self, claim: &Claim) -> std::result::Result<(), AttemptError> {
+        let timeout = self.settings.timeout;
+        let refuse = |error: AttemptError, raw: &dyn std::fmt::Display| {
+            self.log_failure(claim, &error, raw);
+            error
+        };
+        let Ok(parsed) = url::Url::parse(&claim.target.url) else {
+            return Err(refuse(
+                AttemptError::RequestFailed,
+                &"the stored URL does not parse",
+            ));
+        };
+        let port = parsed.port_or_known_default().unwrap_or(443);
+        let checked = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => judge([IpAddr::V4(ip)]),
+            Some(url::Host::Ipv6(ip)) => judge([IpAddr::V6(ip)]),
+            Some(url::Host::Domain(name)) => {
+                match tokio::time::timeout(timeout, resolve(name, port, false)).await {
+                    Ok(resolved) => resolved.map(drop),
+                    Err(_) => {
+                        let error = AttemptError::TimedOut(timeout);
+                        return Err(refuse(error, &"resolving the host name timed out"));
+                    }
+                }
+            }
+            None => {
+                return Err(refuse(
+                    AttemptError::RequestFailed,
+                    &"the stored URL has no host",
+                ));
+            }
+        };
+        checked.map_err(|host| refuse(host.attempt_error(), &host))
+    }
+
+    /// Logs why an attempt failed, with the raw error, which `lastError` never shows:
+    /// a refused address at WARN (someone pointed an endpoint at an internal address),
+    /// the rest at DEBUG. The host is named, never the URL's path or query.
+    fn log_failure(&self, claim: &Claim, error: &AttemptError, raw: &dyn std::fmt::Display) {
+        let host = url::Url::parse(&claim.target.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default();
+        if *error == AttemptError::AddressNotAllowed {
+            tracing::warn!(
+                delivery = %claim.delivery,
+                endpoint = %claim.endpoint,
+                %host,
+                reason = %raw,
+                "webhook attempt refused: the endpoint's address is not public"
+            );
+        } else {
+            tracing::debug!(
+                delivery = %claim.delivery,
+                endpoint = %claim.endpoint,
+                %host,
+                %error,
+                cause = %raw,
+                "webhook attempt failed"
+            );
+        }
     }
 
     /// Writes an attempt's outcome, under the claim's token only.
@@ -557,7 +699,7 @@ impl Worker {
                     )
                     .col_expr(
                         webhook_delivery::Column::LastError,
-                        Expr::value("the endpoint answered 410 Gone; it is disabled"),
+                        Expr::value(AttemptError::Status(410).to_string()),
                     )
                     .exec(tx)
                     .await?;
@@ -590,7 +732,7 @@ impl Worker {
                     )
                     .col_expr(
                         webhook_delivery::Column::LastError,
-                        Expr::value("not sent: the endpoint answered 410 Gone and is disabled"),
+                        Expr::value(AttemptError::NotSentGone.to_string()),
                     )
                     .col_expr(
                         webhook_delivery::Column::LeaseToken,
@@ -631,7 +773,7 @@ impl Worker {
                     )
                     .col_expr(
                         webhook_delivery::Column::LastError,
-                        Expr::value(clip_error(&error)),
+                        Expr::value(error.to_string()),
                     );
                 let q = match retry {
                     Some(delay) => q.col_expr(
@@ -853,28 +995,6 @@ fn signatures(
     Ok(header)
 }
 
-/// Resolves the URL's host and refuses it when any address is not public.
-async fn check_address(url: &str) -> std::result::Result<(), String> {
-    let parsed = url::Url::parse(url).map_err(|_| "the endpoint URL is not valid".to_owned())?;
-    let port = parsed.port_or_known_default().unwrap_or(443);
-    let addrs: Vec<IpAddr> = match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
-        Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
-        Some(url::Host::Domain(name)) => tokio::net::lookup_host((name, port))
-            .await
-            .map_err(|e| format!("could not resolve {name}: {e}"))?
-            .map(|a| a.ip())
-            .collect(),
-        None => return Err("the endpoint URL has no host".to_owned()),
-    };
-    match addrs.iter().find(|ip| !is_public(**ip)) {
-        Some(ip) => Err(format!(
-            "the address {ip} is not allowed (loopback, private, link-local or otherwise non-public)"
-        )),
-        None => Ok(()),
-    }
-}
-
 /// `Retry-After` in seconds (an HTTP date is not honoured: the schedule applies).
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     headers
@@ -887,22 +1007,59 @@ fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
-/// A transport error with its causes, for `lastError`.
-fn describe(err: &reqwest::Error) -> String {
-    let mut text = if err.is_timeout() {
-        "the attempt timed out".to_owned()
-    } else if err.is_connect() {
-        "could not connect".to_owned()
-    } else {
-        "the request failed".to_owned()
-    };
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+/// What `lastError` says about a transport error.
+fn classify(err: &reqwest::Error, timeout: Duration) -> AttemptError {
+    let causes = || std::iter::successors(std::error::Error::source(err), |cause| cause.source());
+    if let Some(host) = causes().find_map(|cause| cause.downcast_ref::<HostError>()) {
+        return host.attempt_error();
     }
-    text
+    if err.is_timeout() {
+        return AttemptError::TimedOut(timeout);
+    }
+    if causes().any(is_tls) {
+        AttemptError::TlsFailed
+    } else if err.is_connect() {
+        AttemptError::ConnectionFailed
+    } else {
+        AttemptError::RequestFailed
+    }
+}
+
+/// Whether `cause` is rustls's. tokio-rustls hands a handshake's failure over as an
+/// I/O error around it, which the connector wraps in another; an I/O error's
+/// `source` skips the error it wraps, so they are opened one by one.
+fn is_tls(mut cause: &(dyn std::error::Error + 'static)) -> bool {
+    loop {
+        if cause.is::<rustls::Error>() {
+            return true;
+        }
+        match cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => cause = inner,
+            None => return false,
+        }
+    }
+}
+
+/// An error's causes, for the log: not the error itself, whose text holds the URL.
+struct Causes<'a>(&'a reqwest::Error);
+
+impl std::fmt::Display for Causes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut source = std::error::Error::source(self.0);
+        let mut first = true;
+        while let Some(cause) = source {
+            if !first {
+                f.write_str(": ")?;
+            }
+            first = false;
+            write!(f, "{cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
 }
 
 fn chrono_duration(d: Duration) -> chrono::Duration {
@@ -927,15 +1084,48 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn literal_and_resolved_private_addresses_are_refused() {
-        for url in [
-            "https://127.0.0.1/x",
-            "https://[::1]:8443/",
-            "https://10.0.0.7/",
-            "https://localhost/",
+    async fn the_clients_resolver_refuses_names_that_resolve_to_non_public_addresses() {
+        use reqwest::dns::Resolve as _;
+        let strict = Resolver {
+            allow_private: false,
+        };
+        let err = match strict.resolve("localhost".parse().unwrap()).await {
+            Ok(addrs) => panic!("resolved to {:?}", addrs.collect::<Vec<_>>()),
+            Err(err) => err,
+        };
+        let refused = err.downcast_ref::<HostError>().expect("a HostError");
+        assert!(
+            matches!(refused, HostError::NotAllowed { ip, block: "loopback (127.0.0.0/8)" | "loopback (::1)" } if ip.is_loopback()),
+            "{refused}"
+        );
+        assert_eq!(refused.attempt_error(), AttemptError::AddressNotAllowed);
+        let lenient = Resolver {
+            allow_private: true,
+        };
+        let addrs: Vec<_> = match lenient.resolve("localhost".parse().unwrap()).await {
+            Ok(addrs) => addrs.collect(),
+            Err(err) => panic!("{err}"),
+        };
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+        // A name that cannot resolve (RFC 6761's .invalid) is told apart.
+        let unknown = resolve("no-such-host.invalid", 443, true)
+            .await
+            .unwrap_err();
+        assert_eq!(unknown.attempt_error(), AttemptError::NotResolved);
+    }
+
+    #[test]
+    fn literal_addresses_are_judged_with_the_domain_rules() {
+        for ip in [
+            "127.0.0.1",
+            "::1",
+            "64:ff9b::7f00:1",
+            "2002:a00:1::1",
+            "198.18.0.1",
         ] {
-            let err = check_address(url).await.unwrap_err();
-            assert!(err.contains("is not allowed"), "{url}: {err}");
+            let err = judge([ip.parse().unwrap()]).unwrap_err();
+            assert_eq!(err.attempt_error(), AttemptError::AddressNotAllowed, "{ip}");
         }
+        assert!(judge(["93.184.216.34".parse().unwrap()]).is_ok());
     }
 }
