@@ -328,6 +328,48 @@ async fn the_metrics_listener_answers_only_get_metrics_and_stops_with_the_server
     );
 }
 
+/// decisions.md: every response carries `X-Request-Id` (the caller's when it is 1-128
+/// visible ASCII characters, else a new one): the probes and the metrics listener's
+/// answers too, and each says `nosniff`.
+#[tokio::test]
+async fn probes_and_metrics_answers_carry_the_request_id_and_nosniff() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    let mut server = start(&url, &[]);
+    let http = reqwest::Client::new();
+    let base = server.metrics().trim_end_matches("/metrics").to_owned();
+    let urls = [
+        server.url("/healthz"),
+        server.url("/livez"),
+        server.metrics().to_owned(),
+        format!("{base}/nowhere"),
+    ];
+    for url in &urls {
+        let echoed = http
+            .get(url)
+            .header("x-request-id", "probe-42")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(echoed.headers()["x-request-id"], "probe-42", "{url}");
+        assert_eq!(
+            echoed.headers()["x-content-type-options"],
+            "nosniff",
+            "{url}"
+        );
+        let generated = http
+            .get(url)
+            .header("x-request-id", "has space")
+            .send()
+            .await
+            .unwrap();
+        let id = generated.headers()["x-request-id"].to_str().unwrap();
+        let uuid_shaped = id.len() == 36 && id.matches('-').count() == 4;
+        assert!(uuid_shaped, "{url}: a new id, not {id:?}");
+    }
+    server.stop();
+}
+
 #[test]
 fn without_metrics_bind_nothing_listens_for_metrics() {
     let dir = tempfile::tempdir().unwrap();
