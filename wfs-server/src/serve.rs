@@ -322,7 +322,8 @@ fn too_many_connections(limit: usize) -> Bytes {
     .to_string();
     Bytes::from(format!(
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
-         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+         retry-after: 1\r\nconnection: close\r\nx-content-type-options: nosniff\r\n\
+         content-length: {}\r\n\r\n{body}",
         body.len()
     ))
 }
@@ -337,6 +338,11 @@ fn refuse(stream: TcpStream, peer: SocketAddr, refusals: &Arc<Semaphore>, answer
     };
     tracing::debug!(peer = %peer, "over the per-address connection cap: 429");
     tokio::spawn(async move {
+        // Every answer carries a request id (decisions.md): a new one, in front of
+        // the prepared rest of the answer.
+        let id = uuid::Uuid::new_v4();
+        let (status_line, rest) = answer.split_at(answer.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1));
+        let answer = [status_line, format!("x-request-id: {id}\r\n").as_bytes(), rest].concat();
         let _ = tokio::time::timeout(REFUSAL_TIME, answer_and_close(stream, &answer)).await;
         drop(permit);
     });
