@@ -3,8 +3,12 @@
 //! Each handler's `#[utoipa::path]` carries what is particular to it: parameters,
 //! body, success answer and its own 400/404/409 cases. What follows from the route
 //! table (the same table that routes requests) is added here once, so it cannot drift
-//! from what the service enforces: security, the `Idempotency-Key` header, the
-//! `Idempotent-Replayed` answer header, and the errors every route of a kind shares.
+//! from what the service enforces: security (`security: []` on public routes), the
+//! `Idempotency-Key` header, the errors every route of a kind shares, and the answer
+//! headers the service writes (`X-Request-Id`, `Retry-After`, the RateLimit fields,
+//! `Idempotent-Replayed`), each declared once under `components.headers`. The
+//! document-level parts are here too: `servers` ([`servers`]), the tags with their
+//! descriptions, the contact, and the security schemes.
 //! The input rules of `dto::limits` (no control characters, non-blank required text)
 //! become `pattern`s here, next to the `maxLength` each field declares.
 
@@ -14,13 +18,17 @@ use crate::handlers;
 use crate::handlers::Route;
 use http::Method;
 use utoipa::openapi::content::ContentBuilder;
-use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::header::{Header, HeaderBuilder};
+use utoipa::openapi::info::ContactBuilder;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ArrayItems, Object, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme,
 };
+use utoipa::openapi::server::{Server, ServerBuilder};
+use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{OpenApi as OpenApiDoc, Ref, RefOr, Required};
 use utoipa::{Modify, OpenApi};
 use wfs_core::service::staff::BULK_MAX_ITEMS;
@@ -143,6 +151,18 @@ struct RouteTable;
 
 impl Modify for RouteTable {
     fn modify(&self, doc: &mut OpenApiDoc) {
+        doc.info.contact = Some(ContactBuilder::new().name(Some(CONTACT)).build());
+        doc.servers = Some(servers(None));
+        doc.tags = Some(
+            TAGS.iter()
+                .map(|(name, description)| {
+                    TagBuilder::new()
+                        .name(*name)
+                        .description(Some(*description))
+                        .build()
+                })
+                .collect(),
+        );
         add_components(doc);
         for route in handlers::routes().filter(|r| r.documented) {
             let op = doc
@@ -173,14 +193,154 @@ impl Modify for RouteTable {
                 503,
                 "The database is unavailable; nothing was written. Retry after `Retry-After` seconds",
             );
-            with_header(op, "503", "Retry-After", "Seconds to wait before retrying");
             error(op, 500, "An unexpected error; nothing was written");
+            describe_answer_headers(op, route.access);
         }
     }
 }
 
+/// Who answers for the API, as `info.contact`.
+const CONTACT: &str = "The wfs maintainers";
+
+/// The global tags, in the order of the reference, each operation's tag among them.
+const TAGS: [(&str, &str); 9] = [
+    (
+        "Sign-in and API keys",
+        "Portal sign-in (a one-hour bearer token) and the company's API keys, \
+         managed with that token",
+    ),
+    ("Shifts", "Shift slots, bookings and cancellations"),
+    ("Job roles", "The company's job roles"),
+    ("Locations", "The company's locations (branches)"),
+    (
+        "Staff",
+        "Staff members: listing, bulk creation, deactivation",
+    ),
+    (
+        "Schedules, overtime, hours",
+        "Worked shifts, overtime and hours per day, read-only",
+    ),
+    (
+        "Workforce availability",
+        "The workforce feed: resources, their shifts and unavailable intervals, \
+         with tombstones, for mirroring",
+    ),
+    (
+        "Webhooks",
+        "Webhook endpoints, their deliveries and the events they carry",
+    ),
+    ("Meta", "The API describing itself"),
+];
+
+/// The `servers` of the document: one entry, relative, so that it names wherever the
+/// document was fetched from. Operation paths are absolute (`/external/v1/...`), so
+/// the server's URL is only the prefix the host mounts the service under: `/` at the
+/// root, or `base_path` (e.g. `/partners`).
+pub(crate) fn servers(base_path: Option<&str>) -> Vec<Server> {
+    let url = match base_path.map(|p| p.trim_end_matches('/')) {
+        Some(prefix) if !prefix.is_empty() => prefix.to_owned(),
+        _ => "/".to_owned(),
+    };
+    let mut audience = Extensions::default();
+    // Meant for integrators outside the operator's organisation.
+    audience.insert("x-internal".to_owned(), serde_json::Value::Bool(false));
+    vec![
+        ServerBuilder::new()
+            .url(url)
+            .description(Some(
+                "The server that serves this document, relative to its address: \
+                 the same paths in every environment (local, staging, production)",
+            ))
+            .extensions(Some(audience))
+            .build(),
+    ]
+}
+
 /// The one schema every `Idempotency-Key` parameter refers to (one type in clients).
 const IDEMPOTENCY_KEY: &str = "IdempotencyKey";
+
+/// Answer headers, declared once under `components.headers` (see
+/// [`header_components`]).
+const HEADER_REQUEST_ID: &str = "XRequestId";
+const HEADER_RETRY_AFTER: &str = "RetryAfter";
+const HEADER_RATE_LIMIT: &str = "RateLimit";
+const HEADER_RATE_LIMIT_POLICY: &str = "RateLimitPolicy";
+const HEADER_IDEMPOTENT_REPLAYED: &str = "IdempotentReplayed";
+
+/// The answer headers, each with the exact shape the service writes:
+/// `request_id::MAX_LEN` visible ASCII characters at most (a kept id or a UUID);
+/// whole seconds, at least 1 (`error::whole_seconds`); and the IETF RateLimit fields
+/// as `rate_limit::KeyLimiter::write_headers` writes them (a `u32` and a `u64`).
+fn header_components() -> [(&'static str, Header); 5] {
+    let text = |max: usize, pattern: &str| {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .max_length(Some(max))
+            .pattern(Some(pattern))
+    };
+    let header = |schema: ObjectBuilder, description: &str| {
+        HeaderBuilder::new()
+            .schema(Some(schema))
+            .description(Some(description))
+            .build()
+    };
+    let mut request_id = header(
+        text(
+            crate::request_id::MAX_LEN,
+            &format!("^[!-~]{{1,{}}}$", crate::request_id::MAX_LEN),
+        )
+        .min_length(Some(1)),
+        "On every answer: the request's own `X-Request-Id` when it is 1 to 128 visible \
+         ASCII characters, else a new UUID. The server's log lines of the request carry it.",
+    );
+    // utoipa's Header has no `required`; the answer always carries it.
+    request_id
+        .extensions
+        .get_or_insert_with(Extensions::default)
+        .insert("required".to_owned(), serde_json::Value::Bool(true));
+    // `"default";r=` or `;q=`, up to 10 digits (u32), `;t=` or `;w=`, up to 20 (u64).
+    const FIELD_MAX: usize = 15 + 10 + 20;
+    [
+        (HEADER_REQUEST_ID, request_id),
+        (
+            HEADER_RETRY_AFTER,
+            header(
+                text(20, "^[1-9][0-9]{0,19}$"),
+                "Seconds to wait before retrying, a whole number, at least 1",
+            ),
+        ),
+        (
+            HEADER_RATE_LIMIT,
+            header(
+                text(FIELD_MAX, "^\"default\";r=[0-9]{1,10};t=[0-9]{1,20}$"),
+                "Where the API key stands (IETF draft-ietf-httpapi-ratelimit-headers): `r` \
+                 requests it may still make at once, and `t` seconds until its whole burst \
+                 is back. Present when the operator set a rate limit, on every answer to a \
+                 key that passed its credential, address and scope checks, errors and 429 \
+                 included.",
+            ),
+        ),
+        (
+            HEADER_RATE_LIMIT_POLICY,
+            header(
+                text(FIELD_MAX, "^\"default\";q=[0-9]{1,10};w=[0-9]{1,20}$"),
+                "The per-key limit (IETF draft-ietf-httpapi-ratelimit-headers): a quota of \
+                 `q` requests (the burst) refilled over `w` seconds. Present whenever \
+                 `RateLimit` is.",
+            ),
+        ),
+        (
+            HEADER_IDEMPOTENT_REPLAYED,
+            header(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["true"])),
+                "`true` when this is the stored answer of an earlier request with the same \
+                 Idempotency-Key; absent otherwise",
+            ),
+        ),
+    ]
+}
 
 fn add_components(doc: &mut OpenApiDoc) {
     let components = doc.components.get_or_insert_with(Default::default);
@@ -204,6 +364,9 @@ fn add_components(doc: &mut OpenApiDoc) {
                 }
             }
         }
+    }
+    for (name, header) in header_components() {
+        components.headers.insert(name.to_owned(), RefOr::T(header));
     }
     components.schemas.insert(
         IDEMPOTENCY_KEY.to_owned(),
@@ -240,7 +403,15 @@ fn add_components(doc: &mut OpenApiDoc) {
                 .scheme(HttpAuthScheme::Bearer)
                 .bearer_format("JWT")
                 .description(Some(
-                    "Access token from `POST /external/v1/auth/signin`, valid for one hour.",
+                    "Access token from `POST /external/v1/auth/signin`, valid for one hour. \
+                     A signed JWT (JWS compact serialization) handled as RFC8725 (JSON Web \
+                     Token Best Current Practices) asks: the algorithm is fixed to HS256 \
+                     and never taken from the token (`none` and every other `alg` are \
+                     refused); the signature is always verified, with a server secret of at \
+                     least 32 bytes; `exp` and `sub` are required, and `exp` is checked on \
+                     the server's clock with no leeway; and on every request the token's \
+                     user must still be an active super admin of its company. Treat the \
+                     token as opaque: its claims are not part of the contract.",
                 ))
                 .build(),
         ),
@@ -259,6 +430,11 @@ const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0
 /// A required single-line text: as [`LINE_PATTERN`], with at least one character
 /// that is not white space (the server trims, and refuses what is left empty).
 const NON_BLANK_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*[^\s\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB][^\u0000-\u001F\u007F-\u009F\u00AD\u0600-\u0605\u061C\u06DD\u070F\u0890-\u0891\u08E2\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]*$";
+
+/// A path id as the API hands ids out: a hyphenated UUID.
+const UUID_LEN: usize = 36;
+const UUID_PATTERN: &str =
+    "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -297,6 +473,11 @@ fn describe_input_rules(op: &mut Operation, route: &Route) {
             reads_input = true;
         }
         if let Some(RefOr::T(Schema::Object(schema))) = &mut parameter.schema {
+            if parameter.parameter_in == ParameterIn::Path && schema.max_length.is_none() {
+                // Every path id is a UUID (`wfs_core::ids`): anything else answers 404.
+                schema.max_length = Some(UUID_LEN);
+                schema.pattern = Some(UUID_PATTERN.to_owned());
+            }
             declare_text_rule(schema, Place::Query);
         }
     }
@@ -335,7 +516,8 @@ fn operation_mut<'a>(item: &'a mut PathItem, method: &Method) -> Option<&'a mut 
 /// Security requirement, the scope in the description, and the 401/403/429 answers.
 fn describe_access(op: &mut Operation, route: &Route) {
     match route.access {
-        Access::Public => {}
+        // Said outright, so a reader (and a linter) knows it is not an omission.
+        Access::Public => op.security = Some(Vec::new()),
         Access::Admin => {
             op.security = Some(vec![SecurityRequirement::new::<_, [&str; 0], &str>(
                 BEARER,
@@ -377,7 +559,6 @@ fn describe_access(op: &mut Operation, route: &Route) {
                 429,
                 "The key's rate limit is exceeded (when the operator sets one)",
             );
-            with_header(op, "429", "Retry-After", "Seconds to wait before retrying");
         }
     }
 }
@@ -420,8 +601,7 @@ fn describe_idempotency(op: &mut Operation, access: Access) {
             op,
             &status,
             "Idempotent-Replayed",
-            "`true` when this is the stored answer of an earlier request with the same \
-             Idempotency-Key",
+            HEADER_IDEMPOTENT_REPLAYED,
         );
     }
     let missing = if required {
@@ -464,17 +644,31 @@ fn error(op: &mut Operation, status: u16, description: &str) {
     }
 }
 
-fn with_header(op: &mut Operation, status: &str, name: &str, description: &str) {
+/// Declares the header `name` on the answer `status`, as the component `component`.
+fn with_header(op: &mut Operation, status: &str, name: &str, component: &str) {
     if let Some(RefOr::T(response)) = op.responses.responses.get_mut(status) {
         response.headers.insert(
             name.to_owned(),
-            RefOr::T(
-                HeaderBuilder::new()
-                    .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
-                    .description(Some(description))
-                    .build(),
-            ),
+            RefOr::Ref(Ref::new(format!("#/components/headers/{component}"))),
         );
+    }
+}
+
+/// The headers the service itself puts on answers: `X-Request-Id` on every one,
+/// `Retry-After` on every 429 and 503, and, on key-authenticated operations, the
+/// RateLimit fields on every answer the limiter was consulted for (all but 401 and
+/// 403, which are decided before it).
+fn describe_answer_headers(op: &mut Operation, access: Access) {
+    let statuses: Vec<String> = op.responses.responses.keys().cloned().collect();
+    for status in statuses {
+        with_header(op, &status, "X-Request-Id", HEADER_REQUEST_ID);
+        if status == "429" || status == "503" {
+            with_header(op, &status, "Retry-After", HEADER_RETRY_AFTER);
+        }
+        if matches!(access, Access::Key(_)) && status != "401" && status != "403" {
+            with_header(op, &status, "RateLimit", HEADER_RATE_LIMIT);
+            with_header(op, &status, "RateLimit-Policy", HEADER_RATE_LIMIT_POLICY);
+        }
     }
 }
 
@@ -547,7 +741,7 @@ mod tests {
             let op = &doc["paths"][route.path][route.method.as_str().to_lowercase()];
             let security = &op["security"];
             match route.access {
-                Access::Public => assert!(security.is_null(), "{route:?}"),
+                Access::Public => assert_eq!(security, &serde_json::json!([]), "{route:?}"),
                 Access::Admin => {
                     assert_eq!(security, &serde_json::json!([{ "bearerAuth": [] }]))
                 }
@@ -569,6 +763,97 @@ mod tests {
                 (true, _) => assert_eq!(idempotency.unwrap()["required"], false),
                 (false, _) => assert!(idempotency.is_none(), "{route:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn the_server_is_relative_and_takes_a_mount_prefix() {
+        let url = |base: Option<&str>| servers(base).remove(0).url;
+        assert_eq!(url(None), "/");
+        assert_eq!(url(Some("")), "/");
+        assert_eq!(url(Some("/")), "/");
+        assert_eq!(url(Some("/partners")), "/partners");
+        assert_eq!(url(Some("/partners/")), "/partners");
+        let doc = serde_json::to_value(openapi()).unwrap();
+        assert_eq!(doc["servers"][0]["url"], "/");
+        assert_eq!(doc["servers"][0]["x-internal"], false);
+    }
+
+    #[test]
+    fn every_operation_tag_is_declared_with_a_description() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let declared: Vec<&str> = doc["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                assert!(t["description"].as_str().is_some_and(|d| !d.is_empty()));
+                t["name"].as_str().unwrap()
+            })
+            .collect();
+        let mut used = std::collections::BTreeSet::new();
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                for tag in op["tags"].as_array().unwrap() {
+                    used.insert(tag.as_str().unwrap());
+                }
+            }
+        }
+        let mut declared_set: Vec<&str> = declared.clone();
+        declared_set.sort_unstable();
+        assert_eq!(declared_set, used.into_iter().collect::<Vec<_>>());
+    }
+
+    /// The headers each answer declares follow what the service writes: see
+    /// `WfsService::call` (request id, RateLimit fields) and `ApiError::retry_after`.
+    #[test]
+    fn answer_headers_follow_each_routes_access() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let header = |response: &serde_json::Value, name: &str| {
+            response["headers"][name]["$ref"]
+                .as_str()
+                .map(str::to_owned)
+        };
+        for route in handlers::routes().filter(|r| r.documented) {
+            let op = &doc["paths"][route.path][route.method.as_str().to_lowercase()];
+            for (status, response) in op["responses"].as_object().unwrap() {
+                let at = format!("{} {} {status}", route.method, route.path);
+                assert_eq!(
+                    header(response, "X-Request-Id").as_deref(),
+                    Some("#/components/headers/XRequestId"),
+                    "{at}"
+                );
+                let counted =
+                    matches!(route.access, Access::Key(_)) && status != "401" && status != "403";
+                assert_eq!(header(response, "RateLimit").is_some(), counted, "{at}");
+                assert_eq!(
+                    header(response, "RateLimit-Policy").is_some(),
+                    counted,
+                    "{at}"
+                );
+                let retry = status == "429" || status == "503";
+                assert_eq!(header(response, "Retry-After").is_some(), retry, "{at}");
+            }
+            if matches!(route.access, Access::Key(_)) {
+                assert!(op["responses"]["429"].is_object(), "{route:?}");
+            }
+        }
+        let headers = &doc["components"]["headers"];
+        assert_eq!(headers["XRequestId"]["required"], true);
+        assert_eq!(
+            headers["XRequestId"]["schema"]["maxLength"],
+            crate::request_id::MAX_LEN
+        );
+    }
+
+    #[test]
+    fn the_bearer_scheme_states_its_jwt_practices() {
+        let doc = serde_json::to_value(openapi()).unwrap();
+        let scheme = &doc["components"]["securitySchemes"]["bearerAuth"];
+        let description = scheme["description"].as_str().unwrap();
+        assert_eq!(scheme["bearerFormat"], "JWT");
+        for said in ["RFC8725", "HS256", "`exp`"] {
+            assert!(description.contains(said), "{said}: {description}");
         }
     }
 

@@ -12,7 +12,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The longest id taken from a request.
-const MAX_LEN: usize = 128;
+pub(crate) const MAX_LEN: usize = 128;
 
 /// The id of one request.
 #[derive(Debug, Clone)]
