@@ -341,8 +341,14 @@ fn refuse(stream: TcpStream, peer: SocketAddr, refusals: &Arc<Semaphore>, answer
         // Every answer carries a request id (decisions.md): a new one, in front of
         // the prepared rest of the answer.
         let id = uuid::Uuid::new_v4();
-        let (status_line, rest) = answer.split_at(answer.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1));
-        let answer = [status_line, format!("x-request-id: {id}\r\n").as_bytes(), rest].concat();
+        let (status_line, rest) =
+            answer.split_at(answer.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1));
+        let answer = [
+            status_line,
+            format!("x-request-id: {id}\r\n").as_bytes(),
+            rest,
+        ]
+        .concat();
         let _ = tokio::time::timeout(REFUSAL_TIME, answer_and_close(stream, &answer)).await;
         drop(permit);
     });
