@@ -211,7 +211,11 @@ async fn heavy(f: common::Fixture) {
     };
     // One walk first: the store's pages are cached, the lazy parts of the service set up.
     let (pages, resources, embedded, largest) = walk(svc.clone()).await;
-    assert_eq!(resources as i64, members + 1, "every membership once, plus the admin");
+    assert_eq!(
+        resources as i64,
+        members + 1,
+        "every membership once, plus the admin"
+    );
     assert_eq!(embedded as i64, members * per, "every shift once");
 
     let (rss_before, _) = rss_kib();
@@ -237,7 +241,11 @@ async fn heavy(f: common::Fixture) {
         mb(rss_before),
         mb(peak),
         mb(peak.saturating_sub(rss_before)),
-        if reset { "" } else { ", VmHWM not reset: includes the load" },
+        if reset {
+            ""
+        } else {
+            ", VmHWM not reset: includes the load"
+        },
         mb(rss_after),
         mb(rss_later),
     );
