@@ -5,6 +5,13 @@
 //! then pages through the whole feed at limit 200 through the tower service and
 //! reports the time of the first and of the last page, their ratio (keyset paging:
 //! it should stay near 1) and the total. Without `--bench` it runs small.
+//!
+//! `BENCH_SCENARIO=heavy` measures memory instead: `BENCH_MEMBERS` (default 200)
+//! memberships with `BENCH_SHIFTS` (default 100) shifts each spread over a 90-day
+//! window, then `BENCH_CLIENTS` (default 16) clients each walk the whole 90-day feed at
+//! limit 200 at the same time. It prints the process's peak RSS during the walks (VmHWM,
+//! reset after the load) and its RSS afterwards, the memory a burst of heavy pages
+//! makes the server hold.
 
 use bytes::Bytes;
 use chrono::{Duration, Utc};
@@ -43,8 +50,242 @@ async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Val
 
 mod common;
 
+/// `VmRSS` and `VmHWM` of this process, in KiB.
+fn rss_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// What a walker reads of a page: the entries' embedded counts and the cursor, no copy
+/// of the page (the body itself is the buffer the service answered with).
+#[derive(serde::Deserialize)]
+struct PageView {
+    data: Vec<EntryView>,
+    pagination: PaginationView,
+}
+
+#[derive(serde::Deserialize)]
+struct EntryView {
+    #[serde(default)]
+    shifts: Vec<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct PaginationView {
+    next_cursor: Option<String>,
+}
+
+/// `BENCH_SCENARIO=heavy`: peak RSS of concurrent 90-day walks over heavy resources.
+async fn heavy(f: common::Fixture) {
+    let members = common::size("BENCH_MEMBERS", 200, 20) as i64;
+    let per = common::size("BENCH_SHIFTS", 100, 10) as i64;
+    let clients = common::size("BENCH_CLIENTS", 16, 4);
+    let wfs = &f.wfs;
+    let from = (Utc::now() + Duration::days(1))
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc();
+    let to = from + Duration::days(90);
+    let slot = f.slot(from.date_naive()).await;
+    let now = Utc::now();
+    let step = Duration::days(90) / per as i32;
+    let (mut users, mut memberships, mut shifts) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..members {
+        let user = uuid::Uuid::now_v7();
+        let member = uuid::Uuid::now_v7();
+        users.push(vec![
+            user.into(),
+            format!("h{i}@feed.test").into(),
+            "F".into(),
+            "L".into(),
+            false.into(),
+            now.into(),
+            now.into(),
+        ]);
+        memberships.push(vec![
+            member.into(),
+            f.company.0.into(),
+            user.into(),
+            f.location.0.into(),
+            f.role.0.into(),
+            3i16.into(),
+            1i16.into(),
+            (1000 + i).into(),
+            now.into(),
+            now.into(),
+        ]);
+        for k in 0..per {
+            let start = from + step * k as i32 + Duration::hours(1);
+            shifts.push(vec![
+                uuid::Uuid::now_v7().into(),
+                f.company.0.into(),
+                slot.into(),
+                f.location.0.into(),
+                f.role.0.into(),
+                member.into(),
+                user.into(),
+                start.format("%Y-%m-%d").to_string().into(),
+                "confirmed".into(),
+                start.into(),
+                (start + Duration::hours(8)).into(),
+                now.into(),
+                now.into(),
+            ]);
+        }
+    }
+    let user_columns = [
+        "id",
+        "email",
+        "first_name",
+        "last_name",
+        "must_change_password",
+        "created_at",
+        "updated_at",
+    ];
+    insert_rows(wfs, "users", &user_columns, users).await;
+    insert_rows(wfs, "memberships", &MEMBERSHIP_COLUMNS, memberships).await;
+    insert_rows(wfs, "shifts", &SHIFT_COLUMNS, shifts).await;
+    if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
+        wfs.store()
+            .conn()
+            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await
+            .unwrap();
+    }
+    println!(
+        "heavy feed: {members} memberships x {per} shifts in 90 days, {} backend",
+        if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
+            "SQLite"
+        } else {
+            "PostgreSQL"
+        }
+    );
+
+    let svc = WfsService::new(wfs.clone());
+    let first = format!(
+        "/external/v1/workforce/resources?from={}&to={}&limit=200",
+        from.format("%Y-%m-%dT%H:%M:%SZ"),
+        to.format("%Y-%m-%dT%H:%M:%SZ")
+    );
+    let walk = |svc: WfsService| {
+        let (id, secret) = (
+            f.key.client_id.clone(),
+            f.key.client_secret.expose().to_owned(),
+        );
+        let first = first.clone();
+        async move {
+            let (mut pages, mut resources, mut embedded, mut largest) = (0, 0, 0, 0);
+            let mut path = first;
+            loop {
+                let req = Request::get(&path)
+                    .header("x-api-key", &id)
+                    .header("x-api-secret", &secret)
+                    .body(Full::new(Bytes::new()))
+                    .unwrap();
+                let res = svc.clone().oneshot(req).await.unwrap();
+                assert_eq!(res.status(), 200);
+                let body = res.into_body().collect().await.unwrap().to_bytes();
+                largest = largest.max(body.len());
+                let page: PageView = serde_json::from_slice(&body).unwrap();
+                drop(body);
+                pages += 1;
+                resources += page.data.len();
+                embedded += page.data.iter().map(|e| e.shifts.len()).sum::<usize>();
+                match page.pagination.next_cursor {
+                    Some(cursor) => {
+                        path = format!("/external/v1/workforce/resources?cursor={cursor}")
+                    }
+                    None => break,
+                }
+            }
+            (pages, resources, embedded, largest)
+        }
+    };
+    // One walk first: the store's pages are cached, the lazy parts of the service set up.
+    let (pages, resources, embedded, largest) = walk(svc.clone()).await;
+    assert_eq!(
+        resources as i64,
+        members + 1,
+        "every membership once, plus the admin"
+    );
+    assert_eq!(embedded as i64, members * per, "every shift once");
+
+    let (rss_before, _) = rss_kib();
+    // Peak from here on (Linux >= 4.0): VmHWM back to the current RSS.
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let started = Instant::now();
+    let walks: Vec<_> = (0..clients)
+        .map(|_| tokio::spawn(walk(svc.clone())))
+        .collect();
+    for w in walks {
+        assert_eq!(w.await.unwrap().1 as i64, members + 1);
+    }
+    let took = started.elapsed();
+    let (rss_after, peak) = rss_kib();
+    tokio::time::sleep(StdDuration::from_secs(1)).await;
+    let (rss_later, _) = rss_kib();
+    let mb = |kib: u64| kib as f64 / 1024.0;
+    println!(
+        "heavy feed: {clients} concurrent walks of {pages} page(s) each (largest body {:.2} MB) in {:.2} s; \
+         RSS before {:.1} MB, peak {:.1} MB (+{:.1} MB{}), after {:.1} MB, 1 s later {:.1} MB",
+        largest as f64 / 1e6,
+        took.as_secs_f64(),
+        mb(rss_before),
+        mb(peak),
+        mb(peak.saturating_sub(rss_before)),
+        if reset {
+            ""
+        } else {
+            ", VmHWM not reset: includes the load"
+        },
+        mb(rss_after),
+        mb(rss_later),
+    );
+}
+
+const MEMBERSHIP_COLUMNS: [&str; 10] = [
+    "id",
+    "company_id",
+    "user_id",
+    "branch_id",
+    "job_role_id",
+    "privilege",
+    "status",
+    "resource_version",
+    "updated_at",
+    "created_at",
+];
+
+const SHIFT_COLUMNS: [&str; 13] = [
+    "id",
+    "company_id",
+    "slot_id",
+    "branch_id",
+    "job_role_id",
+    "membership_id",
+    "user_id",
+    "book_date",
+    "status",
+    "start_at",
+    "end_at",
+    "created_at",
+    "updated_at",
+];
+
 #[tokio::main]
 async fn main() {
+    if std::env::var("BENCH_SCENARIO").as_deref() == Ok("heavy") {
+        let f = common::fixture(Some(vec!["availability:read".to_owned()])).await;
+        return heavy(f).await;
+    }
     let total = common::size("BENCH_MEMBERS", 100_000, 1_000) as i64;
     let f = common::fixture(Some(vec!["availability:read".to_owned()])).await;
     let (wfs, key) = (&f.wfs, &f.key);
@@ -110,45 +351,8 @@ async fn main() {
         users,
     )
     .await;
-    insert_rows(
-        wfs,
-        "memberships",
-        &[
-            "id",
-            "company_id",
-            "user_id",
-            "branch_id",
-            "job_role_id",
-            "privilege",
-            "status",
-            "resource_version",
-            "updated_at",
-            "created_at",
-        ],
-        memberships,
-    )
-    .await;
-    insert_rows(
-        wfs,
-        "shifts",
-        &[
-            "id",
-            "company_id",
-            "slot_id",
-            "branch_id",
-            "job_role_id",
-            "membership_id",
-            "user_id",
-            "book_date",
-            "status",
-            "start_at",
-            "end_at",
-            "created_at",
-            "updated_at",
-        ],
-        shifts,
-    )
-    .await;
+    insert_rows(wfs, "memberships", &MEMBERSHIP_COLUMNS, memberships).await;
+    insert_rows(wfs, "shifts", &SHIFT_COLUMNS, shifts).await;
     println!(
         "loaded {total} memberships with shifts in {:.1} s",
         started.elapsed().as_secs_f64()

@@ -5,6 +5,7 @@ use crate::helpers::*;
 use chrono::{DateTime, Utc};
 use http::Method;
 use serde_json::{Value, json};
+use wfs_core::sea_orm::{ConnectionTrait, Statement, Value as SqlValue};
 use wfs_core::{CompanyId, MembershipId};
 
 const FEED: &str = "/external/v1/workforce/resources";
@@ -395,6 +396,179 @@ async fn cursors_page_through_the_feed_and_keep_the_first_pages_window() {
     }
     assert_eq!(seen.len(), 7);
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+}
+
+/// Inserts `rows` into `table` in multi-row statements: thousands of shifts, which
+/// booking one by one through the API would take minutes to make.
+async fn insert_rows(s: &Scene, table: &str, columns: &[&str], rows: Vec<Vec<SqlValue>>) {
+    let conn = s.app.wfs.store().conn();
+    for chunk in rows.chunks(200) {
+        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+        for i in 0..chunk.len() {
+            let row: Vec<String> = (0..columns.len())
+                .map(|c| format!("${}", i * columns.len() + c + 1))
+                .collect();
+            sql.push_str(&format!(
+                "{}({})",
+                if i > 0 { "," } else { "" },
+                row.join(",")
+            ));
+        }
+        let values: Vec<SqlValue> = chunk.iter().flatten().cloned().collect();
+        conn.execute_raw(Statement::from_sql_and_values(
+            conn.get_database_backend(),
+            sql,
+            values,
+        ))
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn heavy_resources_come_in_smaller_pages_that_continue_without_loss_or_repetition() {
+    // Arrange: 30 members with 250 shifts and an unavailability interval each in a
+    // 90-day window, except the eleventh, which has 5,100 shifts: more than a page's
+    // 5,000 embedded items on its own.
+    let s = Scene::new().await;
+    let people = members(&s, 30).await;
+    let slot = s
+        .app
+        .post(
+            &s.key,
+            "/external/v1/shifts/slots",
+            &json!({"branchId": s.branch, "jobRoleId": s.role, "startTime": "08:00", "endTime": "09:00", "bookDate": "2026-11-18",
+                    "dayOfWeek": 3, "maxStaffRequired": 5, "timeZone": "UTC", "shiftName": "S", "shiftColor": "#123",
+                    "openShift": false, "isOncall": false, "unpaidBreak": 0}),
+        )
+        .await;
+    let slot: uuid::Uuid = slot.body["slotId"].as_str().unwrap().parse().unwrap();
+    let company = company(&s).0;
+    let (branch, role): (uuid::Uuid, uuid::Uuid) =
+        (s.branch.parse().unwrap(), s.role.parse().unwrap());
+    let day_one = at("2026-11-19T00:00:00Z");
+    let mut expected = std::collections::HashMap::new();
+    let (mut shifts, mut intervals) = (Vec::new(), Vec::new());
+    for (i, (m, u)) in people.iter().enumerate() {
+        let n = if i == 10 { 5_100 } else { 250 };
+        expected.insert(m.clone(), n);
+        let (m, u): (uuid::Uuid, uuid::Uuid) = (m.parse().unwrap(), u.parse().unwrap());
+        for k in 0..n {
+            let start = day_one + chrono::Duration::minutes(15 * k as i64);
+            shifts.push(vec![
+                uuid::Uuid::now_v7().into(),
+                company.into(),
+                slot.into(),
+                branch.into(),
+                role.into(),
+                m.into(),
+                u.into(),
+                start.format("%Y-%m-%d").to_string().into(),
+                "confirmed".into(),
+                start.into(),
+                (start + chrono::Duration::hours(1)).into(),
+                t0().into(),
+                t0().into(),
+            ]);
+        }
+        intervals.push(vec![
+            uuid::Uuid::now_v7().into(),
+            company.into(),
+            m.into(),
+            at("2026-12-01T00:00:00Z").into(),
+            at("2026-12-02T00:00:00Z").into(),
+            "leave".into(),
+            t0().into(),
+        ]);
+    }
+    let shift_columns = [
+        "id",
+        "company_id",
+        "slot_id",
+        "branch_id",
+        "job_role_id",
+        "membership_id",
+        "user_id",
+        "book_date",
+        "status",
+        "start_at",
+        "end_at",
+        "created_at",
+        "updated_at",
+    ];
+    insert_rows(&s, "shifts", &shift_columns, shifts).await;
+    let interval_columns = [
+        "id",
+        "company_id",
+        "membership_id",
+        "start_at",
+        "end_at",
+        "reason",
+        "created_at",
+    ];
+    insert_rows(&s, "unavailability", &interval_columns, intervals).await;
+
+    // Act: walk the 90-day feed at the largest page size.
+    let mut pages = Vec::new();
+    let mut path = format!("{FEED}?from=2026-11-18T09:30:00Z&to=2027-02-16T09:30:00Z&limit=200");
+    loop {
+        let res = s.app.get(&s.key, &path).await;
+        res.assert_status(200);
+        let next = res.body["pagination"]["next_cursor"]
+            .as_str()
+            .map(str::to_owned);
+        pages.push(res.body);
+        match next {
+            Some(cursor) => path = format!("{FEED}?cursor={cursor}"),
+            None => break,
+        }
+    }
+
+    // Assert: no page embeds more than 5,000 items unless it holds one resource alone;
+    // the heavy member is such a page, whole; every resource comes once, in version
+    // order, with all its shifts; short pages before the end carry a cursor.
+    let embedded = |r: &Value| {
+        r["shifts"].as_array().map_or(0, Vec::len)
+            + r["unavailable_intervals"].as_array().map_or(0, Vec::len)
+    };
+    let mut versions = Vec::new();
+    let mut shift_ids = std::collections::HashSet::new();
+    for page in &pages {
+        let data = page["data"].as_array().unwrap();
+        let weight: usize = data.iter().map(embedded).sum();
+        assert!(
+            weight <= 5_000 || data.len() == 1,
+            "a page of {} resources embeds {weight} items",
+            data.len()
+        );
+        assert_eq!(page["pagination"]["limit"], 200);
+        for r in data {
+            versions.push(r["resource_version"].as_i64().unwrap());
+            let id = r["staff_resource_id"].as_str().unwrap();
+            let shifts = r["shifts"].as_array().unwrap();
+            assert_eq!(shifts.len(), expected.get(id).copied().unwrap_or(0), "{id}");
+            for sh in shifts {
+                assert!(shift_ids.insert(sh["shift_id"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    let heavy = &people[10].0;
+    assert!(
+        pages
+            .iter()
+            .any(|p| p["data"].as_array().unwrap().len() == 1
+                && p["data"][0]["staff_resource_id"] == heavy.as_str()),
+        "the heavy member on a page of its own"
+    );
+    assert_eq!(
+        pages.len(),
+        3,
+        "admin and ten members; the heavy one; the other 19"
+    );
+    assert!(pages[0]["data"].as_array().unwrap().len() < 200);
+    assert_eq!(versions.len(), 31, "every member once, and the admin");
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+    assert_eq!(shift_ids.len(), 29 * 250 + 5_100);
 }
 
 #[tokio::test]

@@ -30,6 +30,25 @@ impl Reply {
         })
     }
 
+    /// A JSON answer written into one buffer of `capacity` bytes, for a large body
+    /// whose length the caller can estimate: no regrowing copies on the way, and the
+    /// spare capacity handed back before the body is kept.
+    pub(crate) fn json_sized<T: Serialize>(
+        status: StatusCode,
+        value: &T,
+        capacity: usize,
+    ) -> Result<Self, ApiError> {
+        let mut body = Vec::with_capacity(capacity);
+        serde_json::to_writer(&mut body, value).map_err(ApiError::internal)?;
+        body.shrink_to_fit();
+        Ok(Self {
+            status,
+            headers: Vec::new(),
+            body: Bytes::from(body),
+            stored_body: None,
+        })
+    }
+
     /// A 200 answer whose JSON body is already serialized.
     pub(crate) fn raw_json(body: Bytes) -> Self {
         Self {

@@ -84,6 +84,102 @@ pub(crate) async fn feed_entries(
     Ok(entries)
 }
 
+/// A shift embedded in the workforce feed: membership, shift, slot, start, end, status.
+pub(crate) type FeedShift = (Uuid, Uuid, Uuid, DateTime<Utc>, DateTime<Utc>, String);
+
+/// An unavailability interval embedded in the workforce feed: membership, start, end,
+/// reason.
+pub(crate) type FeedInterval = (Uuid, DateTime<Utc>, DateTime<Utc>, String);
+
+/// `$first, $first+1, ...` for `n` values.
+fn placeholders(first: usize, n: usize) -> String {
+    let mut list = String::with_capacity(n * 5);
+    for i in 0..n {
+        if i > 0 {
+            list.push_str(", ");
+        }
+        list.push('$');
+        list.push_str(&(first + i).to_string());
+    }
+    list
+}
+
+/// The first `limit` (all when `None`) non-cancelled shifts of the given memberships
+/// overlapping `[from, to)`, in feed order: by the membership's version (then id), and
+/// within a membership by start, then id. The memberships are the company's own, taken
+/// from its feed page; they are looked up by primary key only (see `hydrate`).
+pub(crate) async fn feed_shifts(
+    conn: &impl ConnectionTrait,
+    members: &[Uuid],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    limit: Option<usize>,
+) -> Result<Vec<FeedShift>> {
+    if members.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT s.membership_id, s.id, s.slot_id, s.start_at, s.end_at, s.status \
+         FROM shifts s JOIN memberships m ON m.id = s.membership_id \
+         WHERE s.status <> 'cancelled' AND s.start_at < $1 AND s.end_at > $2 AND s.membership_id IN ({}) \
+         ORDER BY m.resource_version, m.id, s.start_at, s.id{}",
+        placeholders(3, members.len()),
+        limit.map_or(String::new(), |l| format!(" LIMIT {l}")),
+    );
+    let values = [to.into(), from.into()]
+        .into_iter()
+        .chain(members.iter().map(|m| Value::from(*m)));
+    let rows = conn.query_all_raw(statement(conn, sql, values)).await?;
+    let mut shifts = Vec::with_capacity(rows.len());
+    for row in rows {
+        shifts.push((
+            row.try_get_by_index(0)?,
+            row.try_get_by_index(1)?,
+            row.try_get_by_index(2)?,
+            row.try_get_by_index(3)?,
+            row.try_get_by_index(4)?,
+            row.try_get_by_index(5)?,
+        ));
+    }
+    Ok(shifts)
+}
+
+/// The first `limit` (all when `None`) unavailability intervals of the given
+/// memberships overlapping `[from, to)`, in feed order, as [`feed_shifts`].
+pub(crate) async fn feed_intervals(
+    conn: &impl ConnectionTrait,
+    members: &[Uuid],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    limit: Option<usize>,
+) -> Result<Vec<FeedInterval>> {
+    if members.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT u.membership_id, u.start_at, u.end_at, u.reason \
+         FROM unavailability u JOIN memberships m ON m.id = u.membership_id \
+         WHERE u.start_at < $1 AND u.end_at > $2 AND u.membership_id IN ({}) \
+         ORDER BY m.resource_version, m.id, u.start_at, u.id{}",
+        placeholders(3, members.len()),
+        limit.map_or(String::new(), |l| format!(" LIMIT {l}")),
+    );
+    let values = [to.into(), from.into()]
+        .into_iter()
+        .chain(members.iter().map(|m| Value::from(*m)));
+    let rows = conn.query_all_raw(statement(conn, sql, values)).await?;
+    let mut intervals = Vec::with_capacity(rows.len());
+    for row in rows {
+        intervals.push((
+            row.try_get_by_index(0)?,
+            row.try_get_by_index(1)?,
+            row.try_get_by_index(2)?,
+            row.try_get_by_index(3)?,
+        ));
+    }
+    Ok(intervals)
+}
+
 /// The least version updated at or after `since`, among the company's live and
 /// deleted memberships.
 pub(crate) async fn version_floor(

@@ -18,6 +18,21 @@
 //! and the last version served: the next page is an index range scan from there, so
 //! page cost does not grow with the page number. `updated_since` becomes a version
 //! floor once, on the first page (`updated_at` grows with the version).
+//!
+//! # A page's weight
+//!
+//! A resource embeds its shifts and unavailability intervals in the window, and
+//! neither list has a cap of its own: 200 resources of a 90-day window can carry tens
+//! of thousands of them. So a page holds at most `limit` entries *and* at most
+//! [`PAGE_EMBEDDED_BUDGET`] embedded shifts and intervals together: the entries are
+//! taken in version order while they fit, and the page ends before the first that
+//! would not (a resource is never split, and a page always holds at least one entry,
+//! however heavy). `next_cursor` then continues right after the last entry served, as
+//! for a page cut by `limit`, so a consumer who follows `next_cursor` until it is null
+//! sees every entry once, whole. A page shorter than `limit` is therefore not the last
+//! page; a null `next_cursor` is. The embedded rows are read in feed order with a
+//! `LIMIT` of one more than the budget, so a page never reads more of them than it can
+//! serve.
 
 use crate::Wfs;
 use crate::domain::membership::MembershipStatus;
@@ -28,17 +43,14 @@ use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::{
-    job_role, location, member_skill, membership, membership_tombstone, shift, skill_set,
-    unavailability,
+    job_role, location, member_skill, membership, membership_tombstone, skill_set,
 };
 use crate::persistence::repo::owned_by;
-use crate::persistence::sql;
+use crate::persistence::sql::{self, FeedEntry, FeedInterval, FeedShift};
 use chrono::{DateTime, Duration, Utc};
-use sea_orm::{
-    ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 
 /// Page size when none is asked for.
@@ -50,6 +62,10 @@ pub const DEFAULT_WINDOW: Duration = Duration::days(30);
 /// Longest window.
 pub const MAX_WINDOW: Duration = Duration::days(90);
 const MAX_CURSOR_LEN: usize = 1024;
+/// Most shifts and unavailability intervals, together, that one page embeds: a page
+/// ends before the entry that would take it over (docs/decisions.md, "The workforce
+/// page's weight"). About 0.8 MB of JSON when they are all shifts.
+pub const PAGE_EMBEDDED_BUDGET: usize = 5_000;
 
 /// An id and display name.
 #[derive(Debug, Clone, PartialEq)]
@@ -294,9 +310,32 @@ impl Wfs {
             },
         };
         let mut entries = sql::feed_entries(&tx, company, after, q.limit + 1).await?;
-        let has_more = entries.len() as i64 > q.limit;
+        let mut has_more = entries.len() as i64 > q.limit;
         entries.truncate(q.limit as usize);
 
+        let live: Vec<Uuid> = entries
+            .iter()
+            .filter(|(_, _, gone)| !gone)
+            .map(|(id, _, _)| *id)
+            .collect();
+        let budget = PAGE_EMBEDDED_BUDGET;
+        let mut shifts = sql::feed_shifts(&tx, &live, q.from, q.to, Some(budget + 1)).await?;
+        let mut intervals = sql::feed_intervals(&tx, &live, q.from, q.to, Some(budget + 1)).await?;
+        let keep = fit(&entries, &shifts, &intervals, budget);
+        if keep < entries.len() {
+            has_more = true;
+            entries.truncate(keep);
+            let kept: HashSet<Uuid> = entries.iter().map(|(id, _, _)| *id).collect();
+            shifts.retain(|s| kept.contains(&s.0));
+            intervals.retain(|i| kept.contains(&i.0));
+        }
+        if let [(first, _, false)] = entries[..]
+            && (shifts.len() > budget || intervals.len() > budget)
+        {
+            // One resource heavier than the budget on its own: served whole, alone.
+            shifts = sql::feed_shifts(&tx, &[first], q.from, q.to, None).await?;
+            intervals = sql::feed_intervals(&tx, &[first], q.from, q.to, None).await?;
+        }
         let live: Vec<Uuid> = entries
             .iter()
             .filter(|(_, _, gone)| !gone)
@@ -307,7 +346,14 @@ impl Wfs {
             .filter(|(_, _, gone)| *gone)
             .map(|(id, _, _)| *id)
             .collect();
-        let mut resources = hydrate(&tx, company, &live, q.from, q.to).await?;
+        let mut resources = hydrate(
+            &tx,
+            company,
+            &live,
+            q.from,
+            Embedded::from_rows(shifts, intervals),
+        )
+        .await?;
         let mut tombstones: HashMap<Uuid, membership_tombstone::Model> =
             membership_tombstone::Entity::find()
                 .filter(membership_tombstone::Column::MembershipId.is_in(gone))
@@ -371,8 +417,13 @@ impl Wfs {
         let not_found = || Error::not_found("Workforce resource");
         let id = id.0;
         let from = self.now();
+        let to = from + DEFAULT_WINDOW;
         let tx = self.store().read_snapshot().await?;
-        let mut found = hydrate(&tx, company, &[id], from, from + DEFAULT_WINDOW).await?;
+        let embedded = Embedded::from_rows(
+            sql::feed_shifts(&tx, &[id], from, to, None).await?,
+            sql::feed_intervals(&tx, &[id], from, to, None).await?,
+        );
+        let mut found = hydrate(&tx, company, &[id], from, embedded).await?;
         let item = match found.remove(&id) {
             Some(resource) => Some(FeedItem::Resource(Box::new(resource))),
             None => owned_by::<membership_tombstone::Entity>(company)
@@ -390,14 +441,93 @@ impl Wfs {
     }
 }
 
-/// Builds the representations of the given memberships, in a handful of batched
-/// queries (never per membership).
+/// How many of a page's entries it serves: the longest prefix whose embedded rows
+/// were all read and number at most `budget` together, and at least one entry.
+///
+/// The rows come in entry order, each read stopped after `budget + 1` rows: when a
+/// read reached that, the entry of its last row may have more rows unread, and so may
+/// every later entry.
+fn fit(
+    entries: &[FeedEntry],
+    shifts: &[FeedShift],
+    intervals: &[FeedInterval],
+    budget: usize,
+) -> usize {
+    let position: HashMap<Uuid, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _, _))| (*id, i))
+        .collect();
+    let mut counts = vec![0usize; entries.len()];
+    let mut read = entries.len();
+    let mut tally = |members: &mut dyn Iterator<Item = Uuid>, stopped: bool| {
+        let mut last = None;
+        for member in members {
+            if let Some(&i) = position.get(&member) {
+                counts[i] += 1;
+                last = Some(i);
+            }
+        }
+        if let (true, Some(last)) = (stopped, last) {
+            read = read.min(last);
+        }
+    };
+    tally(&mut shifts.iter().map(|s| s.0), shifts.len() > budget);
+    tally(&mut intervals.iter().map(|i| i.0), intervals.len() > budget);
+    let mut total = 0;
+    let fitting = counts[..read]
+        .iter()
+        .take_while(|&&n| {
+            total += n;
+            total <= budget
+        })
+        .count();
+    fitting.max(1).min(entries.len())
+}
+
+/// The shifts and unavailability intervals of a page's resources, by membership.
+#[derive(Default)]
+struct Embedded {
+    shifts: HashMap<Uuid, Vec<ResourceShift>>,
+    intervals: HashMap<Uuid, Vec<Interval>>,
+}
+
+impl Embedded {
+    /// Groups rows that come in feed order (each membership's by start).
+    fn from_rows(shifts: Vec<FeedShift>, intervals: Vec<FeedInterval>) -> Self {
+        let mut embedded = Self::default();
+        for (member, shift_id, slot_id, start, end, status) in shifts {
+            embedded
+                .shifts
+                .entry(member)
+                .or_default()
+                .push(ResourceShift {
+                    shift_id,
+                    slot_id,
+                    start,
+                    end,
+                    status: ShiftStatus::from_stored(&status),
+                });
+        }
+        for (member, start, end, reason) in intervals {
+            embedded
+                .intervals
+                .entry(member)
+                .or_default()
+                .push(Interval { start, end, reason });
+        }
+        embedded
+    }
+}
+
+/// Builds the representations of the given memberships around their embedded rows,
+/// in a handful of batched queries (never per membership).
 async fn hydrate(
     tx: &DatabaseTransaction,
     company: CompanyId,
     ids: &[Uuid],
     from: DateTime<Utc>,
-    to: DateTime<Utc>,
+    mut embedded: Embedded,
 ) -> Result<HashMap<Uuid, WorkforceResource>> {
     if ids.is_empty() {
         return Ok(HashMap::new());
@@ -465,54 +595,13 @@ async fn hydrate(
         }
     }
 
-    let mut shifts: HashMap<Uuid, Vec<ResourceShift>> = HashMap::new();
-    for s in shift::Entity::find()
-        .filter(shift::Column::MembershipId.is_in(ids.iter().copied()))
-        .filter(shift::Column::Status.ne(ShiftStatus::Cancelled.as_str()))
-        .filter(shift::Column::StartAt.lt(to))
-        .filter(shift::Column::EndAt.gt(from))
-        .order_by_asc(shift::Column::StartAt)
-        .order_by_asc(shift::Column::Id)
-        .all(tx)
-        .await?
-    {
-        if let Some(member) = s.membership_id {
-            shifts.entry(member).or_default().push(ResourceShift {
-                shift_id: s.id,
-                slot_id: s.slot_id,
-                start: s.start_at,
-                end: s.end_at,
-                status: ShiftStatus::from_stored(&s.status),
-            });
-        }
-    }
-    let mut intervals: HashMap<Uuid, Vec<Interval>> = HashMap::new();
-    for u in unavailability::Entity::find()
-        .filter(unavailability::Column::MembershipId.is_in(ids.iter().copied()))
-        .filter(unavailability::Column::StartAt.lt(to))
-        .filter(unavailability::Column::EndAt.gt(from))
-        .order_by_asc(unavailability::Column::StartAt)
-        .order_by_asc(unavailability::Column::Id)
-        .all(tx)
-        .await?
-    {
-        intervals
-            .entry(u.membership_id)
-            .or_default()
-            .push(Interval {
-                start: u.start_at,
-                end: u.end_at,
-                reason: u.reason,
-            });
-    }
-
     Ok(members
         .into_iter()
         .map(|m| {
             let mut quals = qualifications.remove(&m.id).unwrap_or_default();
             quals.sort_by(|a, b| a.code.cmp(&b.code).then(a.id.cmp(&b.id)));
-            let shifts = shifts.remove(&m.id).unwrap_or_default();
-            let intervals = intervals.remove(&m.id).unwrap_or_default();
+            let shifts = embedded.shifts.remove(&m.id).unwrap_or_default();
+            let intervals = embedded.intervals.remove(&m.id).unwrap_or_default();
             let supply_status = SupplyStatus::at(
                 from,
                 MembershipStatus::from_code(m.status),
@@ -590,6 +679,52 @@ mod tests {
             Cursor::decode(&edited, company, &key).is_err(),
             "an edited cursor"
         );
+    }
+
+    #[test]
+    fn a_page_keeps_the_entries_whose_embedded_rows_fit_and_were_all_read() {
+        let t: DateTime<Utc> = "2026-11-18T09:30:00Z".parse().unwrap();
+        let ids: [Uuid; 4] = std::array::from_fn(|_| Uuid::now_v7());
+        let entries: Vec<FeedEntry> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, i as i64, i == 2))
+            .collect();
+        let shifts = |per: &[(usize, usize)]| -> Vec<FeedShift> {
+            per.iter()
+                .flat_map(|&(i, n)| {
+                    (0..n)
+                        .map(move |_| (ids[i], Uuid::nil(), Uuid::nil(), t, t, "confirmed".into()))
+                })
+                .collect()
+        };
+        let interval = |i: usize| (ids[i], t, t, String::new());
+        // Everything read and within the budget: the whole page.
+        assert_eq!(fit(&entries, &shifts(&[(0, 2), (1, 1)]), &[], 5), 4);
+        // The second entry would take the page over: it ends after the first.
+        assert_eq!(
+            fit(&entries, &shifts(&[(0, 2), (1, 3)]), &[interval(1)], 5),
+            1
+        );
+        // Shifts and intervals count together; a tombstone weighs nothing.
+        assert_eq!(
+            fit(&entries, &shifts(&[(0, 2), (1, 2)]), &[interval(1)], 5),
+            4
+        );
+        assert_eq!(
+            fit(
+                &entries,
+                &shifts(&[(0, 2), (1, 2), (3, 1)]),
+                &[interval(1)],
+                5
+            ),
+            3
+        );
+        // A read stopped at budget + 1 rows: the entry of its last row may have more.
+        assert_eq!(fit(&entries, &shifts(&[(0, 1), (1, 5)]), &[], 5), 1);
+        // The first entry alone over the budget: still served, alone.
+        assert_eq!(fit(&entries, &shifts(&[(0, 6)]), &[], 5), 1);
+        assert_eq!(fit(&[], &[], &[], 5), 0);
     }
 
     #[test]

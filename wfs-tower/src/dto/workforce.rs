@@ -1,10 +1,20 @@
 //! The workforce feed on the wire: snake_case, as the spec writes it.
+//!
+//! A page is written straight from the core's read model: a resource's shifts and
+//! intervals are moved into the wire type, not copied, and each element is shaped into
+//! its wire form ([`ShiftItem`], [`IntervalItem`]) on the stack as it is serialized;
+//! ids are written from their 16 bytes. The JSON goes into one buffer sized from the
+//! page ([`Page::json_size_hint`]), so answering a page holds its read model and its
+//! body, once each (docs/decisions.md, "The workforce page's weight").
 
 use super::limits::{CursorText, Line};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::workforce::{FeedItem, FeedPage, NamedRef, SupplyStatus, WorkforceResource};
+use uuid::Uuid;
+use wfs_core::service::workforce::{
+    FeedItem, FeedPage, Interval, NamedRef, ResourceShift, SupplyStatus, WorkforceResource,
+};
 
 /// The feed's query.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -33,14 +43,15 @@ pub(crate) struct FeedQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = NamedRef)]
 struct Ref {
-    id: String,
+    #[schema(value_type = String)]
+    id: Uuid,
     name: String,
 }
 
 impl From<NamedRef> for Ref {
     fn from(r: NamedRef) -> Self {
         Self {
-            id: r.id.to_string(),
+            id: r.id,
             name: r.name,
         }
     }
@@ -50,7 +61,8 @@ impl From<NamedRef> for Ref {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Qualification)]
 struct QualificationItem {
-    id: String,
+    #[schema(value_type = String)]
+    id: Uuid,
     code: String,
     name: String,
 }
@@ -59,27 +71,62 @@ struct QualificationItem {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = ResourceShift)]
 struct ShiftItem {
-    shift_id: String,
-    slot_id: String,
+    #[schema(value_type = String)]
+    shift_id: Uuid,
+    #[schema(value_type = String)]
+    slot_id: Uuid,
     start: DateTime<Utc>,
     end: DateTime<Utc>,
     status: &'static str,
 }
 
+impl From<&ResourceShift> for ShiftItem {
+    fn from(s: &ResourceShift) -> Self {
+        Self {
+            shift_id: s.shift_id,
+            slot_id: s.slot_id,
+            start: s.start,
+            end: s.end,
+            status: s.status.as_str(),
+        }
+    }
+}
+
 /// A half-open unavailability interval: start inclusive, end exclusive.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = UnavailableInterval)]
-struct IntervalItem {
+struct IntervalItem<'a> {
     start: DateTime<Utc>,
     end: DateTime<Utc>,
-    reason: String,
+    reason: &'a str,
+}
+
+impl<'a> From<&'a Interval> for IntervalItem<'a> {
+    fn from(i: &'a Interval) -> Self {
+        Self {
+            start: i.start,
+            end: i.end,
+            reason: &i.reason,
+        }
+    }
+}
+
+/// The core's shifts, each written as a [`ShiftItem`].
+fn shift_items<S: Serializer>(shifts: &[ResourceShift], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(shifts.iter().map(ShiftItem::from))
+}
+
+/// The core's intervals, each written as an [`IntervalItem`].
+fn interval_items<S: Serializer>(intervals: &[Interval], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(intervals.iter().map(IntervalItem::from))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = WorkforceResource)]
 pub(crate) struct Resource {
     /// Stable resource ID (the membership ID).
-    staff_resource_id: String,
+    #[schema(value_type = String)]
+    staff_resource_id: Uuid,
     /// Null only for a membership without a job role (such as a company's first admin).
     role: Option<Ref>,
     location: Option<Ref>,
@@ -89,9 +136,13 @@ pub(crate) struct Resource {
     /// The instant the status describes: the window's `from`.
     supply_status_as_of: DateTime<Utc>,
     /// The member's non-cancelled shifts overlapping the window.
-    shifts: Vec<ShiftItem>,
+    #[schema(value_type = Vec<ShiftItem>)]
+    #[serde(serialize_with = "shift_items")]
+    shifts: Vec<ResourceShift>,
     /// Unavailability overlapping the window.
-    unavailable_intervals: Vec<IntervalItem>,
+    #[schema(value_type = Vec<IntervalItem>)]
+    #[serde(serialize_with = "interval_items")]
+    unavailable_intervals: Vec<Interval>,
     /// Greater for every newer state; keep the greatest value observed.
     resource_version: i64,
     /// Time of the change that set `resource_version`; never decreases as it grows.
@@ -125,40 +176,22 @@ impl From<SupplyStatus> for SupplyStatusDto {
 impl From<WorkforceResource> for Resource {
     fn from(r: WorkforceResource) -> Self {
         Self {
-            staff_resource_id: r.id.to_string(),
+            staff_resource_id: r.id.0,
             role: r.role.map(Ref::from),
             location: r.location.map(Ref::from),
             qualifications: r
                 .qualifications
                 .into_iter()
                 .map(|q| QualificationItem {
-                    id: q.id.to_string(),
+                    id: q.id,
                     code: q.code,
                     name: q.name,
                 })
                 .collect(),
             supply_status: r.supply_status.into(),
             supply_status_as_of: r.supply_status_as_of,
-            shifts: r
-                .shifts
-                .into_iter()
-                .map(|s| ShiftItem {
-                    shift_id: s.shift_id.to_string(),
-                    slot_id: s.slot_id.to_string(),
-                    start: s.start,
-                    end: s.end,
-                    status: s.status.as_str(),
-                })
-                .collect(),
-            unavailable_intervals: r
-                .unavailable_intervals
-                .into_iter()
-                .map(|i| IntervalItem {
-                    start: i.start,
-                    end: i.end,
-                    reason: i.reason,
-                })
-                .collect(),
+            shifts: r.shifts,
+            unavailable_intervals: r.unavailable_intervals,
             resource_version: r.resource_version,
             updated_at: r.updated_at,
         }
@@ -169,7 +202,8 @@ impl From<WorkforceResource> for Resource {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = WorkforceTombstone)]
 pub(crate) struct Tombstone {
-    staff_resource_id: String,
+    #[schema(value_type = String)]
+    staff_resource_id: Uuid,
     /// Always true.
     deleted: bool,
     /// Greater than any version of the live resource.
@@ -195,7 +229,7 @@ impl From<FeedItem> for Item {
                 resource_version,
                 updated_at,
             } => Item::Tombstone(Tombstone {
-                staff_resource_id: id.to_string(),
+                staff_resource_id: id.0,
                 deleted: true,
                 resource_version,
                 updated_at,
@@ -206,7 +240,10 @@ impl From<FeedItem> for Item {
 
 #[derive(Debug, Serialize, ToSchema)]
 struct Pagination {
-    /// The page size used.
+    /// The page size asked for: a page holds at most this many entries, and fewer when
+    /// their shifts and unavailability intervals would together exceed 5,000 (a page
+    /// always holds at least one entry, and never part of one). A short page is not the
+    /// last one: only a null `next_cursor` ends the feed.
     limit: i64,
     /// Send as `cursor` for the next page; null on the last page.
     next_cursor: Option<String>,
@@ -219,13 +256,47 @@ struct Window {
     to: DateTime<Utc>,
 }
 
-/// A page of the feed.
+/// A page of the feed: at most `limit` entries, and at most 5,000 shifts and
+/// unavailability intervals embedded in them together (fewer entries when they are
+/// heavy; one entry alone however heavy). Follow `next_cursor` until it is null.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = WorkforcePage)]
 pub(crate) struct Page {
     data: Vec<Item>,
     pagination: Pagination,
     window: Window,
+}
+
+impl Page {
+    /// About the length of the page's JSON, a little above it unless reasons or names
+    /// need escaping: the capacity its body is written into, so the buffer is not
+    /// regrown (and copied) as it fills.
+    pub(crate) fn json_size_hint(&self) -> usize {
+        let resource = |r: &Resource| {
+            let names = r.role.as_ref().map_or(0, |n| n.name.len())
+                + r.location.as_ref().map_or(0, |n| n.name.len());
+            let qualifications: usize = r
+                .qualifications
+                .iter()
+                .map(|q| 66 + q.code.len() + q.name.len())
+                .sum();
+            let intervals: usize = r
+                .unavailable_intervals
+                .iter()
+                .map(|i| 88 + i.reason.len())
+                .sum();
+            420 + names + qualifications + 196 * r.shifts.len() + intervals
+        };
+        let items: usize = self
+            .data
+            .iter()
+            .map(|item| match item {
+                Item::Resource(r) => resource(r),
+                Item::Tombstone(_) => 150,
+            })
+            .sum();
+        200 + self.pagination.next_cursor.as_ref().map_or(0, String::len) + items
+    }
 }
 
 impl From<FeedPage> for Page {

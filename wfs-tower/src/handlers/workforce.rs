@@ -45,7 +45,8 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .list_workforce(ctx.key()?.company_id, request)
         .await?;
-    Reply::json(StatusCode::OK, &Page::from(page))
+    let page = Page::from(page);
+    Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())
 }
 
 /// List workforce resources
@@ -55,6 +56,11 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// feed. Keep the greatest `resource_version` and `updated_at` seen, and poll with
 /// `updated_since` = that `updated_at`. `supply_status` describes workforce state only
 /// and does not mean an appointment is bookable.
+///
+/// A page holds at most `limit` entries and at most 5,000 embedded shifts and
+/// unavailability intervals in all: when the resources are heavy it holds fewer
+/// entries (never part of one, and at least one), and `next_cursor` continues right
+/// after them. Only a null `next_cursor` ends the feed.
 #[utoipa::path(get, path = "/external/v1/workforce/resources", tag = "Workforce availability",
     params(FeedQuery),
     responses(
