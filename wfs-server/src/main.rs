@@ -259,10 +259,7 @@ async fn open_for_command(db: &DatabaseArgs) -> Result<Wfs, BoxError> {
 }
 
 async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
-    let password = match args.password {
-        Some(password) => password,
-        None => read_password_line()?,
-    };
+    let password = password_or_stdin(args.password)?;
     let wfs = open_for_command(&args.db).await?;
     let tx = wfs.begin().await?;
     let created = wfs
@@ -286,10 +283,7 @@ async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
 }
 
 async fn restore_admin(args: RestoreAdminArgs) -> Result<(), BoxError> {
-    let password = match args.password {
-        Some(password) => password,
-        None => read_password_line()?,
-    };
+    let password = password_or_stdin(args.password)?;
     let wfs = open_for_command(&args.db).await?;
     let tx = wfs.begin().await?;
     let restored = wfs
@@ -314,6 +308,11 @@ async fn restore_admin(args: RestoreAdminArgs) -> Result<(), BoxError> {
         })
     );
     Ok(())
+}
+
+/// `--password`, or else (`--password-stdin`) the first line of standard input.
+fn password_or_stdin(password: Option<String>) -> Result<String, BoxError> {
+    password.map_or_else(read_password_line, Ok)
 }
 
 /// `--password-stdin`: the first line of standard input, without its line ending.

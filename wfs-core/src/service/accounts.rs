@@ -141,6 +141,53 @@ fn check_password(password: &str) -> Result<()> {
     Ok(())
 }
 
+/// A company admin's user account: signs in with `password_hash`, no staff fields.
+fn admin_user(
+    id: UserId,
+    email: String,
+    first_name: String,
+    last_name: String,
+    password_hash: String,
+    now: chrono::DateTime<chrono::Utc>,
+) -> user::ActiveModel {
+    user::ActiveModel {
+        id: Set(id.0),
+        email: Set(email),
+        user_name: Set(None),
+        first_name: Set(first_name),
+        last_name: Set(last_name),
+        phone: Set(None),
+        gender: Set(None),
+        country_id: Set(None),
+        password_hash: Set(Some(password_hash)),
+        must_change_password: Set(false),
+        created_at: Set(now),
+        updated_at: Set(now),
+    }
+}
+
+/// An active super admin membership (no branch or job role) at `version`.
+fn admin_membership(
+    id: MembershipId,
+    company: CompanyId,
+    user: UserId,
+    version: crate::service::versions::ResourceVersion,
+    now: chrono::DateTime<chrono::Utc>,
+) -> membership::ActiveModel {
+    membership::ActiveModel {
+        id: Set(id.0),
+        company_id: Set(company.0),
+        user_id: Set(user.0),
+        branch_id: Set(None),
+        job_role_id: Set(None),
+        privilege: Set(Privilege::SuperAdmin.code()),
+        status: Set(MembershipStatus::Active.code()),
+        resource_version: Set(version.version),
+        updated_at: Set(version.updated_at),
+        created_at: Set(now),
+    }
+}
+
 /// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
 pub fn normalize_email(field: &str, email: &str) -> Result<String> {
     let email = email.trim();
@@ -192,40 +239,23 @@ impl Wfs {
         .await?;
 
         let user_id = UserId::new();
-        user::ActiveModel {
-            id: Set(user_id.0),
-            email: Set(email.clone()),
-            user_name: Set(None),
-            first_name: Set(first_name),
-            last_name: Set(last_name),
-            phone: Set(None),
-            gender: Set(None),
-            country_id: Set(None),
-            password_hash: Set(Some(password_hash)),
-            must_change_password: Set(false),
-            created_at: Set(now),
-            updated_at: Set(now),
-        }
+        admin_user(
+            user_id,
+            email.clone(),
+            first_name,
+            last_name,
+            password_hash,
+            now,
+        )
         .insert(conn)
         .await
         .on_unique_violation(|| format!("A user with email {email} already exists"))?;
 
         let membership_id = MembershipId::new();
         let version = self.next_resource_version(conn, company_id).await?;
-        membership::ActiveModel {
-            id: Set(membership_id.0),
-            company_id: Set(company_id.0),
-            user_id: Set(user_id.0),
-            branch_id: Set(None),
-            job_role_id: Set(None),
-            privilege: Set(Privilege::SuperAdmin.code()),
-            status: Set(MembershipStatus::Active.code()),
-            resource_version: Set(version.version),
-            updated_at: Set(version.updated_at),
-            created_at: Set(now),
-        }
-        .insert(conn)
-        .await?;
+        admin_membership(membership_id, company_id, user_id, version, now)
+            .insert(conn)
+            .await?;
         self.resource_changed(conn, company_id, membership_id, version)
             .await?;
 
@@ -281,22 +311,9 @@ impl Wfs {
             }
             None => {
                 let user_id = UserId::new();
-                user::ActiveModel {
-                    id: Set(user_id.0),
-                    email: Set(email),
-                    user_name: Set(None),
-                    first_name: Set(first_name),
-                    last_name: Set(last_name),
-                    phone: Set(None),
-                    gender: Set(None),
-                    country_id: Set(None),
-                    password_hash: Set(Some(password_hash)),
-                    must_change_password: Set(false),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                }
-                .insert(conn)
-                .await?;
+                admin_user(user_id, email, first_name, last_name, password_hash, now)
+                    .insert(conn)
+                    .await?;
                 (user_id, true)
             }
         };
@@ -317,20 +334,9 @@ impl Wfs {
             }
             None => {
                 let membership_id = MembershipId::new();
-                let created = membership::ActiveModel {
-                    id: Set(membership_id.0),
-                    company_id: Set(company.0),
-                    user_id: Set(user_id.0),
-                    branch_id: Set(None),
-                    job_role_id: Set(None),
-                    privilege: Set(Privilege::SuperAdmin.code()),
-                    status: Set(MembershipStatus::Active.code()),
-                    resource_version: Set(version.version),
-                    updated_at: Set(version.updated_at),
-                    created_at: Set(now),
-                }
-                .insert(conn)
-                .await?;
+                let created = admin_membership(membership_id, company, user_id, version, now)
+                    .insert(conn)
+                    .await?;
                 (membership_id, Some(created))
             }
         };
