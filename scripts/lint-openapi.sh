@@ -9,8 +9,8 @@
 #     (each names something the server does not do, e.g. a 400 on a list that reads no
 #     input) and do not fail.
 #
-# The exemptions live in scripts/openapi-lint/ (spectral-owasp.yaml overrides and
-# .redocly.lint-ignore.yaml), each scoped by JSON pointer and explained in
+# The exemptions live in scripts/openapi-lint/spectral-owasp.yaml (overrides; Redocly
+# has none, and would take them in .redocly.lint-ignore.yaml), each scoped by JSON pointer and explained in
 # docs/decisions.md; a check fails when one no longer names a part of the document.
 #
 # Usage: scripts/lint-openapi.sh [document, default openapi.yaml]

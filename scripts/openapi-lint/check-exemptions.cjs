@@ -27,7 +27,10 @@ for (const override of read('spectral-owasp.yaml').overrides || []) {
     if (hash >= 0) pointers.push(['spectral-owasp.yaml', file.slice(hash)]);
   }
 }
-for (const rules of Object.values(read('.redocly.lint-ignore.yaml'))) {
+const redoclyIgnore = fs.existsSync(path.join(here, '.redocly.lint-ignore.yaml'))
+  ? read('.redocly.lint-ignore.yaml')
+  : {};
+for (const rules of Object.values(redoclyIgnore)) {
   for (const list of Object.values(rules)) {
     for (const pointer of list) pointers.push(['.redocly.lint-ignore.yaml', pointer]);
   }

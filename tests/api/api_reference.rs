@@ -170,6 +170,29 @@ async fn the_reference_is_not_an_operation_of_the_openapi_document() {
     );
 }
 
+#[tokio::test]
+async fn the_document_is_json_and_a_client_that_takes_no_json_is_told_so() {
+    let app = TestApp::spawn().await;
+    let doc = |accept: &str| {
+        app.send(Req::new(Method::GET, "/external/v1/openapi.json").header("accept", accept))
+    };
+
+    let browser = doc("text/html,application/xhtml+xml,*/*;q=0.8").await;
+    let openapi_type = doc("application/vnd.oai.openapi+json;version=3.1").await;
+    let yaml_only = doc("application/yaml").await;
+
+    browser.assert_status(200);
+    assert_eq!(browser.header("content-type"), Some("application/json"));
+    openapi_type.assert_status(200);
+    assert_eq!(openapi_type.body["openapi"], "3.1.0");
+    yaml_only.assert_status(406);
+    assert_eq!(
+        yaml_only.body["error"]["message"],
+        "The OpenAPI document is served as application/json only"
+    );
+    assert!(yaml_only.header("x-request-id").is_some());
+}
+
 // ------------------------------------------------------------------ in a browser
 
 /// The headless browser: `WFS_CHROMIUM`, else the first of Debian's names on PATH.

@@ -1,7 +1,8 @@
 //! The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers) on every answer to
 //! a key that passed authentication, when a rate limit is set (decisions.md,
 //! "Operating the reference server"; the mapping from governor's GCRA is in
-//! docs/decisions.md).
+//! docs/decisions.md), and the address's budget for unknown keys on every answer
+//! that refuses a key.
 
 use crate::helpers::*;
 use http::Method;
@@ -131,20 +132,36 @@ async fn over_the_limit_a_429_keeps_retry_after_and_says_nothing_remains() {
     assert_eq!(standing(&fresh).0, 1);
 }
 
+/// `(r, t)` of a `RateLimit: "unknown-key";r=<r>;t=<t>` field.
+#[track_caller]
+fn address_standing(res: &TestResponse) -> (u64, u64) {
+    assert_eq!(
+        res.header("ratelimit-policy"),
+        Some("\"unknown-key\";q=20;w=2"),
+        "a {} that refuses a key names the address's budget",
+        res.status
+    );
+    let value = res.header("ratelimit").unwrap();
+    let params = value
+        .strip_prefix("\"unknown-key\";r=")
+        .unwrap_or_else(|| panic!("not the address's budget: {value}"));
+    let (r, t) = params.split_once(";t=").unwrap();
+    (r.parse().unwrap(), t.parse().unwrap())
+}
+
 #[tokio::test]
-async fn answers_to_callers_that_are_not_an_authenticated_key_carry_no_fields() {
+async fn answers_that_refuse_a_key_say_where_the_address_stands_and_others_carry_nothing() {
     let app = limited(1, 5).await;
     let company = app.company("Acme").await;
     let reader = app.key_with_scopes(&company, &["workforce:read"]).await;
+    let unknown = |id: &str| {
+        Req::new(Method::GET, ROLES)
+            .header("x-api-key", id)
+            .header("x-api-secret", "sec_nothing")
+    };
 
     let missing = app.send(Req::new(Method::GET, ROLES)).await;
-    let wrong = app
-        .send(
-            Req::new(Method::GET, ROLES)
-                .header("x-api-key", "api_nobody")
-                .header("x-api-secret", "sec_nothing"),
-        )
-        .await;
+    let wrong = app.send(unknown("api_nobody")).await;
     let out_of_scope = app.post(&reader, ROLES, &json!({"title": "Nurse"})).await;
     let bearer = app
         .send(Req::new(Method::GET, "/external/v1/auth/keys").bearer(&company.token))
@@ -152,18 +169,46 @@ async fn answers_to_callers_that_are_not_an_authenticated_key_carry_no_fields() 
     let public = app
         .send(Req::new(Method::GET, "/external/v1/openapi.json"))
         .await;
+    let elsewhere = app
+        .send(unknown("api_elsewhere").peer(Some(([198, 51, 100, 7], 5000).into())))
+        .await;
+    let nowhere = app.send(unknown("api_nowhere").peer(None)).await;
 
     missing.assert_status(401);
-    assert_no_fields(&missing, "missing credentials");
+    assert_eq!(
+        address_standing(&missing),
+        (20, 0),
+        "a missing key spends nothing"
+    );
     wrong.assert_status(401);
-    assert_no_fields(&wrong, "invalid credentials");
-    // Scope is checked before the limit: the limiter was not consulted.
+    let (r, t) = address_standing(&wrong);
+    assert_eq!((r, t), (19, 1), "one unknown id spent one");
+    // Scope is checked before the key's limit: the address's budget is reported.
     out_of_scope.assert_status(403);
-    assert_no_fields(&out_of_scope, "a missing scope");
+    assert_eq!(address_standing(&out_of_scope).0, 19);
+    elsewhere.assert_status(401);
+    assert_eq!(
+        address_standing(&elsewhere),
+        (19, 1),
+        "each address its own"
+    );
+    nowhere.assert_status(401);
+    assert_no_fields(&nowhere, "a host that gives no peer address");
     bearer.assert_status(200);
     assert_no_fields(&bearer, "a bearer route");
     public.assert_status(200);
     assert_no_fields(&public, "a public route");
+
+    // Past the budget the address is told it has nothing left, for at most the
+    // seconds the whole budget takes to come back (refills while the flood runs
+    // are outspent three to one).
+    let mut last = wrong;
+    for n in 0..60 {
+        last = app.send(unknown(&format!("api_flood{n}"))).await;
+        last.assert_status(401);
+    }
+    let (r, t) = address_standing(&last);
+    assert!(r <= 1 && (1..=2).contains(&t), "r={r} t={t}");
 }
 
 #[tokio::test]

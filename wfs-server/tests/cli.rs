@@ -293,6 +293,55 @@ async fn restore_admin_gives_a_company_back_an_admin_who_can_sign_in() {
     server.stop();
 }
 
+/// `wfs-server --database-url X migrate` once migrated ./wfs.db, and `--bind X serve`
+/// listened on 8080: flags before the subcommand were read by nobody. They are
+/// refused, naming where they belong, before anything is opened.
+#[test]
+fn flags_before_the_subcommand_are_refused_before_anything_is_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let named = dir.path().join("named.db");
+    let url = format!("sqlite://{}?mode=rwc", named.display());
+
+    let migrate = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["--database-url", &url, "migrate"])
+        .env_remove("WFS_DATABASE_URL")
+        .output()
+        .unwrap();
+    let serve = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["--bind", "127.0.0.1:0", "--database-url", &url, "serve"])
+        .env_remove("WFS_DATABASE_URL")
+        .output()
+        .unwrap();
+
+    assert_eq!(migrate.status.code(), Some(2), "{}", stderr_of(&migrate));
+    assert!(
+        stderr_of(&migrate).contains(
+            "--database-url must come after the subcommand: wfs-server migrate --database-url"
+        ),
+        "{}",
+        stderr_of(&migrate)
+    );
+    assert_eq!(serve.status.code(), Some(2), "{}", stderr_of(&serve));
+    let refused = stderr_of(&serve);
+    assert!(
+        refused.contains("must come after the subcommand: wfs-server serve")
+            && refused.contains("--bind")
+            && refused.contains("--database-url"),
+        "{refused}"
+    );
+    let created: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(created.is_empty(), "no database was opened: {created:?}");
+    // After the subcommand, the same flag is honoured.
+    let honoured = run(&["migrate", "--database-url", &url], "");
+    assert!(honoured.status.success(), "{}", stderr_of(&honoured));
+    assert!(named.exists());
+}
+
 fn uuid_like() -> String {
     "0190f1f0-0000-7000-8000-000000000000".to_owned()
 }

@@ -2,8 +2,8 @@
 
 use crate::config::Config;
 use crate::error::ApiError;
-use crate::rate_limit::{KeyLimiter, Standing};
-use crate::unknown_keys::UnknownKeyReads;
+use crate::rate_limit::{KeyLimiter, LimitReport};
+use crate::unknown_keys::{self, Budget, UnknownKeyReads};
 use chrono::{DateTime, Utc};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
@@ -87,13 +87,14 @@ impl Authenticator {
 
     /// The caller of a request to a route with `access`, or the answer that refuses
     /// it, in the order of checks: credentials (401), address (403), scope (403),
-    /// rate limit (429). When the rate limit was consulted (a key passed every other
-    /// check), `standing` receives where the key stands, for the RateLimit fields.
+    /// rate limit (429). `limited` receives whose limit the answer reports: the key's
+    /// when the rate limit was consulted (a key passed every other check), the
+    /// address's budget for unknown keys when a key was refused with 401 or 403.
     pub(crate) async fn authenticate(
         &self,
         access: Access,
         parts: &Parts,
-        standing: &mut Option<Standing>,
+        limited: &mut Option<LimitReport>,
     ) -> Result<Caller, ApiError> {
         match access {
             Access::Public => Ok(Caller::Anonymous),
@@ -109,38 +110,23 @@ impl Authenticator {
                 Ok(Caller::Admin(self.wfs.authenticate_admin(token).await?))
             }
             Access::Key(scope) => {
-                let (Some(id), Some(secret)) =
-                    (header(parts, "x-api-key"), header(parts, "x-api-secret"))
-                else {
-                    return Err(wfs_core::Error::Unauthenticated(
-                        wfs_core::AuthFailure::MissingCredentials,
-                    )
-                    .into());
+                let client_ip = self.client_ip(parts);
+                let budget = self.unknown_reads.of(client_ip);
+                let key = match self.usable_key(scope, parts, client_ip, &budget).await {
+                    Ok(key) => key,
+                    Err(refused) => {
+                        let status = refused.status();
+                        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                            *limited = budget.standing().map(LimitReport::Address);
+                        }
+                        return Err(refused);
+                    }
                 };
-                // Non-UTF-8 credentials cannot match any key.
-                let id = std::str::from_utf8(id).unwrap_or_default();
-                let secret = std::str::from_utf8(secret).unwrap_or_default();
-                let budget = self.unknown_reads.of(self.client_ip(parts));
-                let key = self.wfs.authenticate_key_with(id, secret, &budget).await?;
-                // Address before scope: a caller at a refused address learns nothing
-                // about what the key may do.
-                if !key.allowed_ips.allows(self.client_ip(parts)) {
-                    return Err(ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        "Address not allowed for this API key",
-                    ));
-                }
-                if !key.scopes.contains(scope) {
-                    return Err(ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        format!("Missing required scope: {scope}"),
-                    ));
-                }
                 if let Some(limiter) = &self.limiter {
                     match limiter.check(&key.key_id).await {
-                        Ok(now) => *standing = Some(now),
+                        Ok(now) => *limited = Some(LimitReport::Key(now)),
                         Err((now, wait)) => {
-                            *standing = Some(now);
+                            *limited = Some(LimitReport::Key(now));
                             return Err(ApiError::too_many_requests(wait));
                         }
                     }
@@ -151,10 +137,52 @@ impl Authenticator {
         }
     }
 
-    /// Sets the RateLimit fields of an answer to a key that stands so.
-    pub(crate) fn write_rate_limit_headers(&self, standing: Standing, headers: &mut HeaderMap) {
-        if let Some(limiter) = &self.limiter {
-            limiter.write_headers(standing, headers);
+    /// The key of a request, if its credentials are valid and it may be used from
+    /// `client_ip` for `scope`.
+    async fn usable_key(
+        &self,
+        scope: Scope,
+        parts: &Parts,
+        client_ip: Option<IpAddr>,
+        budget: &Budget<'_>,
+    ) -> Result<KeyPrincipal, ApiError> {
+        let (Some(id), Some(secret)) = (header(parts, "x-api-key"), header(parts, "x-api-secret"))
+        else {
+            return Err(wfs_core::Error::Unauthenticated(
+                wfs_core::AuthFailure::MissingCredentials,
+            )
+            .into());
+        };
+        // Non-UTF-8 credentials cannot match any key.
+        let id = std::str::from_utf8(id).unwrap_or_default();
+        let secret = std::str::from_utf8(secret).unwrap_or_default();
+        let key = self.wfs.authenticate_key_with(id, secret, budget).await?;
+        // Address before scope: a caller at a refused address learns nothing about
+        // what the key may do.
+        if !key.allowed_ips.allows(client_ip) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "Address not allowed for this API key",
+            ));
+        }
+        if !key.scopes.contains(scope) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("Missing required scope: {scope}"),
+            ));
+        }
+        Ok(key)
+    }
+
+    /// Sets the RateLimit fields of an answer whose caller stands so.
+    pub(crate) fn write_rate_limit_headers(&self, limited: LimitReport, headers: &mut HeaderMap) {
+        match limited {
+            LimitReport::Key(standing) => {
+                if let Some(limiter) = &self.limiter {
+                    limiter.write_headers(standing, headers);
+                }
+            }
+            LimitReport::Address(standing) => unknown_keys::write_headers(standing, headers),
         }
     }
 

@@ -265,13 +265,15 @@ const HEADER_REQUEST_ID: &str = "XRequestId";
 const HEADER_RETRY_AFTER: &str = "RetryAfter";
 const HEADER_RATE_LIMIT: &str = "RateLimit";
 const HEADER_RATE_LIMIT_POLICY: &str = "RateLimitPolicy";
+const HEADER_UNKNOWN_KEY_RATE_LIMIT: &str = "UnknownKeyRateLimit";
+const HEADER_UNKNOWN_KEY_RATE_LIMIT_POLICY: &str = "UnknownKeyRateLimitPolicy";
 const HEADER_IDEMPOTENT_REPLAYED: &str = "IdempotentReplayed";
 
 /// The answer headers, each with the exact shape the service writes:
 /// `request_id::MAX_LEN` visible ASCII characters at most (a kept id or a UUID);
 /// whole seconds, at least 1 (`error::whole_seconds`); and the IETF RateLimit fields
 /// as `rate_limit::KeyLimiter::write_headers` writes them (a `u32` and a `u64`).
-fn header_components() -> [(&'static str, Header); 5] {
+fn header_components() -> [(&'static str, Header); 7] {
     let text = |max: usize, pattern: &str| {
         ObjectBuilder::new()
             .schema_type(Type::String)
@@ -326,6 +328,27 @@ fn header_components() -> [(&'static str, Header); 5] {
                 text(FIELD_MAX, "^\"default\";q=[0-9]{1,10};w=[0-9]{1,20}$"),
                 "The per-key limit (IETF draft-ietf-httpapi-ratelimit-headers): a quota of \
                  `q` requests (the burst) refilled over `w` seconds. Present whenever \
+                 `RateLimit` is.",
+            ),
+        ),
+        (
+            HEADER_UNKNOWN_KEY_RATE_LIMIT,
+            header(
+                text(FIELD_MAX, "^\"unknown-key\";r=[0-9]{1,2};t=[0-9]{1,20}$"),
+                "Where the caller's address stands against its budget for API key ids the \
+                 server does not know (IETF draft-ietf-httpapi-ratelimit-headers): `r` more \
+                 such ids it may present at once, and `t` seconds until its whole budget is \
+                 back. At `r=0`, a key no server cache holds yet (a new one, for instance) \
+                 may be refused from this address until `t` has passed. Present on every \
+                 answer that refuses a key when the server knows the caller's address.",
+            ),
+        ),
+        (
+            HEADER_UNKNOWN_KEY_RATE_LIMIT_POLICY,
+            header(
+                text(FIELD_MAX, "^\"unknown-key\";q=[0-9]{1,10};w=[0-9]{1,20}$"),
+                "The per-address budget for unknown API key ids: `q` of them (the burst), \
+                 refilled over `w` seconds. IPv6 addresses count per /64. Present whenever \
                  `RateLimit` is.",
             ),
         ),
@@ -656,8 +679,9 @@ fn with_header(op: &mut Operation, status: &str, name: &str, component: &str) {
 
 /// The headers the service itself puts on answers: `X-Request-Id` on every one,
 /// `Retry-After` on every 429 and 503, and, on key-authenticated operations, the
-/// RateLimit fields on every answer the limiter was consulted for (all but 401 and
-/// 403, which are decided before it).
+/// RateLimit fields: the key's on every answer the limiter was consulted for, the
+/// address's budget for unknown keys on the 401 and 403 that refuse a key (see
+/// `Authenticator::authenticate`).
 fn describe_answer_headers(op: &mut Operation, access: Access) {
     let statuses: Vec<String> = op.responses.responses.keys().cloned().collect();
     for status in statuses {
@@ -665,10 +689,19 @@ fn describe_answer_headers(op: &mut Operation, access: Access) {
         if status == "429" || status == "503" {
             with_header(op, &status, "Retry-After", HEADER_RETRY_AFTER);
         }
-        if matches!(access, Access::Key(_)) && status != "401" && status != "403" {
-            with_header(op, &status, "RateLimit", HEADER_RATE_LIMIT);
-            with_header(op, &status, "RateLimit-Policy", HEADER_RATE_LIMIT_POLICY);
+        if !matches!(access, Access::Key(_)) {
+            continue;
         }
+        let (limit, policy) = if status == "401" || status == "403" {
+            (
+                HEADER_UNKNOWN_KEY_RATE_LIMIT,
+                HEADER_UNKNOWN_KEY_RATE_LIMIT_POLICY,
+            )
+        } else {
+            (HEADER_RATE_LIMIT, HEADER_RATE_LIMIT_POLICY)
+        };
+        with_header(op, &status, "RateLimit", limit);
+        with_header(op, &status, "RateLimit-Policy", policy);
     }
 }
 
@@ -823,12 +856,21 @@ mod tests {
                     Some("#/components/headers/XRequestId"),
                     "{at}"
                 );
-                let counted =
-                    matches!(route.access, Access::Key(_)) && status != "401" && status != "403";
-                assert_eq!(header(response, "RateLimit").is_some(), counted, "{at}");
+                let (limit, policy) = match route.access {
+                    Access::Key(_) if status == "401" || status == "403" => (
+                        Some("#/components/headers/UnknownKeyRateLimit"),
+                        Some("#/components/headers/UnknownKeyRateLimitPolicy"),
+                    ),
+                    Access::Key(_) => (
+                        Some("#/components/headers/RateLimit"),
+                        Some("#/components/headers/RateLimitPolicy"),
+                    ),
+                    _ => (None, None),
+                };
+                assert_eq!(header(response, "RateLimit").as_deref(), limit, "{at}");
                 assert_eq!(
-                    header(response, "RateLimit-Policy").is_some(),
-                    counted,
+                    header(response, "RateLimit-Policy").as_deref(),
+                    policy,
                     "{at}"
                 );
                 let retry = status == "429" || status == "503";

@@ -54,13 +54,53 @@ pub(crate) use redis_store::{parse_redis_url, redact_url};
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
-/// Where a key stood against its limit when its request was let through or refused.
+/// Where a key (or an address, see `unknown_keys`) stood against its limit when its
+/// request was let through or refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Standing {
     /// Requests the key may still make at once.
     remaining: u32,
     /// Until the key's whole burst is available again.
     reset: Duration,
+}
+
+impl Standing {
+    pub(crate) fn new(remaining: u32, reset: Duration) -> Self {
+        Self { remaining, reset }
+    }
+
+    pub(crate) fn remaining(self) -> u32 {
+        self.remaining
+    }
+}
+
+/// Whose limit an answer reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LimitReport {
+    /// The API key's own ([`KeyLimiter`]): on every answer to a key that passed its
+    /// credential, address and scope checks.
+    Key(Standing),
+    /// The caller's address's budget for unknown keys (`unknown_keys`): on the
+    /// answers that refuse a key (401, 403).
+    Address(Standing),
+}
+
+/// Sets `RateLimit-Policy` to `policy` and `RateLimit` to where `name` stands.
+pub(crate) fn write_fields(
+    policy: HeaderValue,
+    name: &str,
+    standing: Standing,
+    headers: &mut HeaderMap,
+) {
+    headers.insert(RATELIMIT_POLICY, policy);
+    let now = format!(
+        "\"{name}\";r={};t={}",
+        standing.remaining,
+        whole_seconds(standing.reset)
+    );
+    if let Ok(value) = HeaderValue::from_str(&now) {
+        headers.insert(RATELIMIT, value);
+    }
 }
 
 /// A limiter's answer: `Ok` with the key's standing after the request, or `Err` with
@@ -180,15 +220,7 @@ impl KeyLimiter {
 
     /// Sets `RateLimit-Policy` and `RateLimit` on an answer.
     pub(crate) fn write_headers(&self, standing: Standing, headers: &mut HeaderMap) {
-        headers.insert(RATELIMIT_POLICY, self.policy.clone());
-        let now = format!(
-            "\"default\";r={};t={}",
-            standing.remaining,
-            whole_seconds(standing.reset)
-        );
-        if let Ok(value) = HeaderValue::from_str(&now) {
-            headers.insert(RATELIMIT, value);
-        }
+        write_fields(self.policy.clone(), "default", standing, headers);
     }
 }
 

@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use crate::handlers::Ctx;
 use crate::handlers::Route;
 use crate::panic::{CatchPanic, Caught};
-use crate::rate_limit::Standing;
+use crate::rate_limit::LimitReport;
 use crate::reply::Reply;
 use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
@@ -128,8 +128,8 @@ where
                 // Every answer: a browser never guesses a type other than the one sent
                 // (a JSON body with markup in a field is never run as a page).
                 headers.insert(X_CONTENT_TYPE_OPTIONS, NOSNIFF);
-                if let Some(standing) = seen.standing {
-                    shared.auth.write_rate_limit_headers(standing, headers);
+                if let Some(limited) = seen.limited {
+                    shared.auth.write_rate_limit_headers(limited, headers);
                 }
                 Ok(response)
             }
@@ -175,8 +175,8 @@ struct Seen {
     route: &'static str,
     /// The API key that authenticated the request.
     key_id: Option<ApiKeyId>,
-    /// Where that key stands against the rate limit, when one is set.
-    standing: Option<Standing>,
+    /// Whose limit the answer reports, and where it stands.
+    limited: Option<LimitReport>,
 }
 
 impl Default for Seen {
@@ -184,7 +184,7 @@ impl Default for Seen {
         Self {
             route: telemetry::UNMATCHED_ROUTE,
             key_id: None,
-            standing: None,
+            limited: None,
         }
     }
 }
@@ -268,7 +268,7 @@ impl Shared {
         // the Idempotency-Key, then the body and everything the handler validates.
         let caller = self
             .auth
-            .authenticate(route.access, &parts, &mut seen.standing)
+            .authenticate(route.access, &parts, &mut seen.limited)
             .await?;
         if let Caller::Key(key) = &caller {
             seen.key_id = Some(key.key_id);

@@ -9,25 +9,37 @@
 //! key is not slowed by the budget; an address spending it on made-up ids may see
 //! its own uncached key refused for about a second.
 //!
+//! Every answer that refuses a key (401, 403) says where its address stands, in the
+//! IETF RateLimit fields under the policy `"unknown-key"`
+//! (`RateLimit-Policy: "unknown-key";q=20;w=2`, `RateLimit: "unknown-key";r=..;t=..`):
+//! a client told `r=0` knows that a key of its own that no cache holds may be
+//! refused until `t` seconds have passed.
+//!
 //! IPv6 addresses count per /64 (one host's usual allocation), so a host cannot
 //! spread a flood over the addresses of its own network.
 
-use governor::clock::{Clock, DefaultClock};
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
+use crate::rate_limit::Standing;
+use http::{HeaderMap, HeaderValue};
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wfs_core::service::api_keys::KeyReadBudget;
 
 /// Reads that found nothing, per address and second.
-pub(crate) const UNKNOWN_PER_SECOND: NonZeroU32 = NonZeroU32::new(10).unwrap();
+pub(crate) const UNKNOWN_PER_SECOND: u32 = 10;
 /// Reads that found nothing, per address, at once.
-pub(crate) const UNKNOWN_BURST: NonZeroU32 = NonZeroU32::new(20).unwrap();
-/// Tracked addresses above which forgotten ones are swept.
+pub(crate) const UNKNOWN_BURST: u32 = 20;
+/// Tracked addresses above which refilled ones are swept.
 const SWEEP_AT: usize = 10_000;
+/// The time one read's worth of budget takes to come back.
+const INTERVAL: Duration = Duration::from_millis(1000 / UNKNOWN_PER_SECOND as u64);
+
+/// The policy's name in the RateLimit fields.
+const POLICY_NAME: &str = "unknown-key";
+/// `RateLimit-Policy` of this budget: the burst, refilled over its window.
+const POLICY: &str = "\"unknown-key\";q=20;w=2";
+const _: () = assert!(UNKNOWN_BURST == 20 && UNKNOWN_BURST / UNKNOWN_PER_SECOND == 2);
 
 /// Where a request comes from, as the budget counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,28 +54,13 @@ impl Origin {
     }
 }
 
-/// Every address's budget.
+/// Every address's budget: a GCRA per address, kept as the instant its whole burst
+/// is back (an address not in the map has it all). Unlike a limiter crate's, it can
+/// be read without spending, so every refused answer can say where its address
+/// stands. Touched only when a key is refused or no cache knows an id.
+#[derive(Debug, Default)]
 pub(crate) struct UnknownKeyReads {
-    spent: RateLimiter<Origin, DefaultKeyedStateStore<Origin>, DefaultClock>,
-    /// Addresses out of budget, until when.
-    blocked: Mutex<HashMap<Origin, Instant>>,
-}
-
-impl std::fmt::Debug for UnknownKeyReads {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UnknownKeyReads").finish_non_exhaustive()
-    }
-}
-
-impl Default for UnknownKeyReads {
-    fn default() -> Self {
-        Self {
-            spent: RateLimiter::keyed(
-                Quota::per_second(UNKNOWN_PER_SECOND).allow_burst(UNKNOWN_BURST),
-            ),
-            blocked: Mutex::new(HashMap::new()),
-        }
-    }
+    full_at: Mutex<HashMap<Origin, Instant>>,
 }
 
 impl UnknownKeyReads {
@@ -76,8 +73,8 @@ impl UnknownKeyReads {
         }
     }
 
-    fn blocked(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Instant>> {
-        self.blocked.lock().unwrap_or_else(|p| p.into_inner())
+    fn full_at(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Instant>> {
+        self.full_at.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -87,35 +84,50 @@ pub(crate) struct Budget<'a> {
     origin: Option<Origin>,
 }
 
+impl Budget<'_> {
+    /// Where the address stands now, without spending: `None` when it is unknown.
+    pub(crate) fn standing(&self) -> Option<Standing> {
+        let origin = self.origin?;
+        let now = Instant::now();
+        let until = self.reads.full_at().get(&origin).copied();
+        let owed = until.map_or(Duration::ZERO, |at| at.saturating_duration_since(now));
+        Some(standing(owed))
+    }
+}
+
+/// The standing of an address whose burst is whole again after `owed`.
+fn standing(owed: Duration) -> Standing {
+    let spent = owed.as_nanos().div_ceil(INTERVAL.as_nanos());
+    let remaining = u32::try_from(u128::from(UNKNOWN_BURST).saturating_sub(spent)).unwrap_or(0);
+    Standing::new(remaining, owed)
+}
+
+/// Sets `RateLimit-Policy` and `RateLimit` on a refused answer to an address that
+/// stands so.
+pub(crate) fn write_headers(standing: Standing, headers: &mut HeaderMap) {
+    crate::rate_limit::write_fields(
+        HeaderValue::from_static(POLICY),
+        POLICY_NAME,
+        standing,
+        headers,
+    );
+}
+
 impl KeyReadBudget for Budget<'_> {
     fn may_read(&self) -> bool {
-        let Some(origin) = self.origin else {
-            return true;
-        };
-        let mut blocked = self.reads.blocked();
-        match blocked.get(&origin) {
-            Some(until) if *until > Instant::now() => false,
-            Some(_) => {
-                blocked.remove(&origin);
-                true
-            }
-            None => true,
-        }
+        self.standing().is_none_or(|s| s.remaining() > 0)
     }
 
     fn found_nothing(&self) {
         let Some(origin) = self.origin else { return };
-        let reads = self.reads;
-        if let Err(not_until) = reads.spent.check_key(&origin) {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            let mut blocked = reads.blocked();
-            if blocked.len() >= SWEEP_AT {
-                let now = Instant::now();
-                blocked.retain(|_, until| *until > now);
-                reads.spent.retain_recent();
-            }
-            blocked.insert(origin, Instant::now() + wait);
+        let now = Instant::now();
+        let mut full_at = self.reads.full_at();
+        if full_at.len() >= SWEEP_AT {
+            full_at.retain(|_, at| *at > now);
         }
+        let at = full_at.entry(origin).or_insert(now);
+        // Never owes more than the whole burst: reads allowed at once may all miss.
+        *at = ((*at).max(now) + INTERVAL).min(now + INTERVAL * UNKNOWN_BURST);
     }
 }
 
@@ -136,12 +148,53 @@ mod tests {
             }
         }
         assert!(
-            (UNKNOWN_BURST.get() as usize..=UNKNOWN_BURST.get() as usize + 2).contains(&allowed),
+            (UNKNOWN_BURST as usize..=UNKNOWN_BURST as usize + 2).contains(&allowed),
             "{allowed} reads"
         );
         assert!(!flooding.may_read());
         assert!(other.may_read(), "another address keeps its budget");
         assert!(reads.of(None).may_read(), "no address: not limited");
+    }
+
+    #[test]
+    fn every_refusal_can_say_where_its_address_stands_without_spending() {
+        let reads = UnknownKeyReads::default();
+        let at = reads.of(Some("203.0.113.9".parse().unwrap()));
+        let fields = |at: &Budget<'_>| {
+            let mut headers = HeaderMap::new();
+            write_headers(at.standing().unwrap(), &mut headers);
+            let get = |n: &str| headers.get(n).unwrap().to_str().unwrap().to_owned();
+            (get("ratelimit-policy"), get("ratelimit"))
+        };
+        assert_eq!(
+            fields(&at),
+            (
+                "\"unknown-key\";q=20;w=2".into(),
+                "\"unknown-key\";r=20;t=0".into()
+            )
+        );
+        assert_eq!(
+            fields(&at).1,
+            "\"unknown-key\";r=20;t=0",
+            "reading spends nothing"
+        );
+        for _ in 0..5 {
+            at.found_nothing();
+        }
+        assert_eq!(fields(&at).1, "\"unknown-key\";r=15;t=1");
+        for _ in 0..100 {
+            at.found_nothing();
+        }
+        assert_eq!(
+            fields(&at).1,
+            "\"unknown-key\";r=0;t=2",
+            "owes one burst at most"
+        );
+        assert!(!at.may_read());
+        assert!(
+            reads.of(None).standing().is_none(),
+            "no address: nothing to say"
+        );
     }
 
     #[test]

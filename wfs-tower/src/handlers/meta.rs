@@ -4,9 +4,10 @@
 use super::Ctx;
 use super::Route;
 use crate::auth::Access;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
 use bytes::Bytes;
+use http::StatusCode;
 use std::sync::LazyLock;
 
 pub(crate) static ROUTES: [Route; 3] = [
@@ -29,9 +30,58 @@ static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| {
 /// This API's OpenAPI 3.1 description, as JSON: the same document as `openapi.yaml`
 /// in the repository, from which the typed client is generated.
 #[utoipa::path(get, path = "/external/v1/openapi.json", tag = "Meta",
-    responses((status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json")))]
-pub(crate) async fn get_openapi(_ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    responses(
+        (status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"),
+        (status = 406, description = "`The OpenAPI document is served as application/json only`: the request's `Accept` admits neither `application/json` nor another JSON media type (`application/vnd.oai.openapi+json`, for one)", body = ErrorBody),
+    ))]
+pub(crate) async fn get_openapi(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    if !admits_json(ctx.headers) {
+        return Err(ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "The OpenAPI document is served as application/json only",
+        ));
+    }
     Ok(Reply::raw_json(DOCUMENT.clone()))
+}
+
+/// Whether `Accept` lets the answer be JSON: no `Accept`, or one that names
+/// `application/json`, a `+json` type, `application/*` or `*/*` with a weight above 0.
+/// An `Accept` that does not parse is disregarded, as RFC 9110 (12.5.1) allows.
+fn admits_json(headers: &http::HeaderMap) -> bool {
+    let mut ranges = headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .flat_map(|v| v.to_str().unwrap_or("*/*").split(','))
+        .map(str::trim)
+        .filter(|range| !range.is_empty())
+        .peekable();
+    if ranges.peek().is_none() {
+        return true;
+    }
+    let mut well_formed = true;
+    let admitted = ranges.any(|range| {
+        let mut params = range.split(';');
+        let media = params
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        let Some((kind, subtype)) = media.split_once('/') else {
+            well_formed = false;
+            return false;
+        };
+        let weight = params
+            .filter_map(|p| p.trim().split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map(|(_, q)| q.trim().parse::<f32>().unwrap_or(1.0));
+        let json = match (kind, subtype) {
+            ("*", "*") | ("application", "*" | "json") => true,
+            ("application", subtype) => subtype.ends_with("+json"),
+            _ => false,
+        };
+        json && weight.is_none_or(|q| q > 0.0)
+    });
+    admitted || !well_formed
 }
 
 /// The interactive API reference (Swagger UI) over the document.
@@ -42,4 +92,43 @@ pub(crate) async fn get_docs_page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// A file of the interactive API reference.
 pub(crate) async fn get_docs_asset(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     super::docs::asset(ctx.id(), ctx.query, ctx.headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::admits_json;
+
+    fn accept(values: &[&str]) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        for v in values {
+            headers.append(http::header::ACCEPT, v.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn the_document_is_json_unless_accept_rules_every_json_type_out() {
+        for admitted in [
+            &[][..],
+            &["*/*"],
+            &["application/json"],
+            &["text/html,application/xhtml+xml,*/*;q=0.8"],
+            &["application/vnd.oai.openapi+json;version=3.1"],
+            &["application/*;q=0.1"],
+            &["text/plain", "application/json"],
+            &["garbage"],
+            &["application/yaml, nonsense"],
+        ] {
+            assert!(admits_json(&accept(admitted)), "{admitted:?}");
+        }
+        for refused in [
+            &["application/yaml"][..],
+            &["text/html"],
+            &["application/json;q=0, text/plain"],
+            &["*/*;q=0"],
+            &["application/vnd.oai.openapi;version=3.1"],
+        ] {
+            assert!(!admits_json(&accept(refused)), "{refused:?}");
+        }
+    }
 }
