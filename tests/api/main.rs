@@ -7,6 +7,7 @@
 mod helpers;
 
 mod host_api;
+mod host_tenants;
 
 mod api_keys;
 mod api_reference;

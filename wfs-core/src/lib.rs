@@ -57,6 +57,7 @@ pub use ids::{
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
 pub use sea_orm::{self, ConnectionTrait};
+pub use service::companies::{Company, NewCompany};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;

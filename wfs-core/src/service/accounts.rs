@@ -234,6 +234,7 @@ impl Wfs {
             resource_version: Set(0),
             resource_updated_at: Set(None),
             created_at: Set(now),
+            external_ref: Set(None),
         }
         .insert(conn)
         .await?;
@@ -390,5 +391,38 @@ mod tests {
         assert!(verify_password("correct horse", &phc));
         assert!(!verify_password("wrong horse", &phc));
         assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    /// On a one-thread runtime, a task that ticks every millisecond keeps ticking
+    /// while a password is hashed and verified: argon2 never holds the async worker
+    /// (it would stall every request of a host for tens of milliseconds).
+    #[tokio::test(flavor = "current_thread")]
+    async fn argon2_runs_off_the_async_worker() {
+        use std::sync::Arc;
+        let ticks = Arc::new(AtomicU64::new(0));
+        let ticker = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    ticks.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        tokio::task::yield_now().await;
+
+        let before = ticks.load(Ordering::Relaxed);
+        let phc = hash_password_off_thread("correct horse").await.unwrap();
+        let while_hashing = ticks.load(Ordering::Relaxed) - before;
+        let before = ticks.load(Ordering::Relaxed);
+        let verified = verify_password_off_thread("correct horse", Some(phc))
+            .await
+            .unwrap();
+        let while_verifying = ticks.load(Ordering::Relaxed) - before;
+        ticker.abort();
+
+        assert!(verified);
+        assert!(while_hashing > 0, "the worker was held while hashing");
+        assert!(while_verifying > 0, "the worker was held while verifying");
     }
 }

@@ -11,6 +11,8 @@ pub struct Model {
     /// `updated_at` of the last versioned change; never decreases.
     pub resource_updated_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
+    /// The host's own id for the tenant this company stands for; unique when set.
+    pub external_ref: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
