@@ -369,3 +369,103 @@ async fn in_a_browser_with_no_internet_the_reference_renders_every_operation() {
         std::fs::write(&kept, &png).unwrap();
     }
 }
+
+/// What the trial page does in the browser: opens the reference in a window of its
+/// own (the reference may not be framed), authorizes with the key, and presses
+/// "Try it out" then "Execute" on two operations, as a person would. It writes each
+/// answer's status and the URL Swagger UI called, or what went wrong.
+const TRIAL_PAGE: &str = r#"<!doctype html>
+<html><body><pre id="out">pending</pre><script>
+const out = document.getElementById("out");
+const docs = window.open("/partners/external/v1/docs", "docs");
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+async function until(find, what) {
+  for (let i = 0; i < 300; i++) {
+    try { const found = find(); if (found) return found; } catch (e) {}
+    await sleep(50);
+  }
+  throw new Error("no " + what);
+}
+async function tryOut(id) {
+  const block = await until(() => docs.document.getElementById(id), id);
+  if (!block.classList.contains("is-open")) {
+    block.querySelector(".opblock-summary-control").click();
+  }
+  (await until(() => block.querySelector(".try-out__btn"), "Try it out in " + id)).click();
+  (await until(() => block.querySelector("button.execute"), "Execute in " + id)).click();
+  const status = await until(
+    () => block.querySelector(".live-responses-table tbody .response-col_status"),
+    "answer in " + id,
+  );
+  const url = await until(() => block.querySelector(".request-url pre"), "request URL in " + id);
+  return status.textContent.trim() + " " + url.textContent.trim();
+}
+(async () => {
+  try {
+    await until(() => docs.ui && docs.document.querySelector(".opblock"), "Swagger UI");
+    docs.ui.preauthorizeApiKey("apiKey", "KEY_ID");
+    docs.ui.preauthorizeApiKey("apiSecret", "KEY_SECRET");
+    const answers = [
+      await tryOut("operations-Meta-get_openapi"),
+      await tryOut("operations-Job_roles-list_job_roles"),
+    ];
+    out.textContent = "ANSWERS " + JSON.stringify(answers);
+  } catch (e) {
+    out.textContent = "FAILED " + e;
+  }
+})();
+</script></body></html>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_a_mount_prefix_try_it_out_calls_the_api_under_that_prefix() {
+    chromium();
+    let app = TestApp::spawn_with(wfs_tower::Config {
+        base_path: Some("/partners".into()),
+        ..Default::default()
+    })
+    .await;
+    let key = app.key(&app.company("Acme").await).await;
+    let page = TRIAL_PAGE
+        .replace("KEY_ID", &key.client_id)
+        .replace("KEY_SECRET", &key.secret);
+    let host = axum::Router::new()
+        .route(
+            "/trial.html",
+            axum::routing::get(move || async move { axum::response::Html(page) }),
+        )
+        .nest_service("/partners", app.svc.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, host).await });
+    let work = tempfile::tempdir().unwrap();
+    let work_path = work.path().to_owned();
+
+    let (dom, log) = tokio::task::spawn_blocking(move || {
+        run_chromium(
+            &format!("http://{addr}/trial.html"),
+            &[
+                "--dump-dom".to_owned(),
+                "--disable-popup-blocking".to_owned(),
+                "--virtual-time-budget=60000".to_owned(),
+            ],
+            &work_path,
+        )
+    })
+    .await
+    .unwrap();
+
+    let answers = dom
+        .split_once("ANSWERS ")
+        .and_then(|(_, rest)| rest.split_once("</pre>"))
+        .map(|(answers, _)| answers.replace("&quot;", "\""))
+        .unwrap_or_else(|| panic!("the trial did not finish:\n{dom}\n{log}"));
+    let answers: Vec<String> = serde_json::from_str(&answers).unwrap();
+    let base = format!("http://{addr}/partners/external/v1");
+    assert_eq!(
+        answers,
+        [
+            format!("200 {base}/openapi.json"),
+            format!("200 {base}/job-roles"),
+        ]
+    );
+}

@@ -99,3 +99,34 @@ async fn under_a_host_prefix_the_client_reaches_it_with_that_prefix_in_its_base_
         .unwrap();
     assert_eq!(root.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn told_its_mount_prefix_it_names_it_in_servers_and_serves_paths_with_or_without_it() {
+    let app = TestApp::spawn_with(wfs_tower::Config {
+        base_path: Some("/partners/".into()),
+        ..Default::default()
+    })
+    .await;
+    let key = app.key(&app.company("Acme").await).await;
+
+    let doc = app
+        .send(Req::new(
+            http::Method::GET,
+            "/partners/external/v1/openapi.json",
+        ))
+        .await;
+    let stripped = app.get(&key, "/external/v1/job-roles").await;
+    let whole = app.get(&key, "/partners/external/v1/job-roles").await;
+    let elsewhere = app.get(&key, "/partnersx/external/v1/job-roles").await;
+    let root_app = TestApp::spawn().await;
+    let root_doc = root_app
+        .send(Req::new(http::Method::GET, "/external/v1/openapi.json"))
+        .await;
+
+    doc.assert_status(200);
+    assert_eq!(doc.body["servers"][0]["url"], "/partners");
+    assert_eq!(root_doc.body["servers"][0]["url"], "/");
+    stripped.assert_status(200);
+    whole.assert_status(200);
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND);
+}

@@ -135,6 +135,11 @@ pub(crate) struct ServeArgs {
     /// Comma-separated proxy addresses whose X-Forwarded-For is trusted.
     #[arg(long, env = "WFS_TRUSTED_PROXIES", value_delimiter = ',')]
     pub(crate) trusted_proxies: Vec<IpAddr>,
+    /// The path prefix a reverse proxy serves the API under (e.g. /partners): the
+    /// served OpenAPI document names it in `servers`, so the API reference's "Try it
+    /// out" calls it. Requests are served with or without the prefix.
+    #[arg(long, env = "WFS_BASE_PATH")]
+    pub(crate) base_path: Option<String>,
     /// Requests per second allowed per API key (0: unlimited).
     #[arg(long, env = "WFS_RATE_LIMIT", default_value_t = 0)]
     pub(crate) rate_limit: u32,

@@ -119,12 +119,14 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         body_timeout: Some(args.body_timeout),
         redis_url: args.redis_url.clone(),
         redis_timeout: args.redis_timeout,
+        base_path: args.base_path.clone(),
     };
     config.validate().map_err(|err| {
         let flag = match err.setting() {
             "redis_url" => "--redis-url / WFS_REDIS_URL",
             "redis_timeout" => "--redis-timeout / WFS_REDIS_TIMEOUT",
             "body_timeout" => "--body-timeout / WFS_BODY_TIMEOUT",
+            "base_path" => "--base-path / WFS_BASE_PATH",
             other => other,
         };
         format!("{flag}: {}", err.reason())

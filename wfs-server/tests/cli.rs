@@ -56,6 +56,22 @@ fn serve_refuses_a_jwt_secret_shorter_than_32_bytes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 32 bytes"));
 }
 
+#[test]
+fn serve_refuses_a_base_path_that_is_not_a_plain_absolute_path_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .args(["serve", "--bind", "127.0.0.1:0", "--base-path", "partners"])
+        .args(["--database-url", &sqlite_url(&dir)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("--base-path / WFS_BASE_PATH: must start with /"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
 #[tokio::test]
 async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();

@@ -45,6 +45,15 @@ pub struct Config {
     /// limited in this process instead. Default: 100 ms (a Redis on the same network
     /// answers in well under a millisecond; a hung one costs a request no more).
     pub redis_timeout: Duration,
+    /// The path prefix the host mounts the service under (`/partners`), if any. The
+    /// served OpenAPI document then names it in `servers`, so the interactive
+    /// reference's "Try it out" and clients generated from the served document call
+    /// `/partners/external/v1/...`. Requests are served whether the host strips the
+    /// prefix before calling the service (axum's `nest_service`) or passes the whole
+    /// path. `None` (the default): mounted at the root. It must start with `/`, and be
+    /// a plain path (letters, digits, `-._~` and `/` between non-empty segments, at most
+    /// 256 bytes; see [`Config::validate`]); a trailing `/` is ignored.
+    pub base_path: Option<String>,
 }
 
 /// The default of [`Config::request_timeout`].
@@ -65,6 +74,7 @@ impl Default for Config {
             body_timeout: Some(DEFAULT_BODY_TIMEOUT),
             redis_url: None,
             redis_timeout: DEFAULT_REDIS_TIMEOUT,
+            base_path: None,
         }
     }
 }
@@ -82,6 +92,7 @@ impl fmt::Debug for Config {
                 &self.redis_url.as_deref().map(crate::rate_limit::redact_url),
             )
             .field("redis_timeout", &self.redis_timeout)
+            .field("base_path", &self.base_path)
             .finish()
     }
 }
@@ -115,7 +126,70 @@ impl Config {
                 reason: "must be above zero (None: no body deadline)".into(),
             });
         }
+        if let Some(path) = &self.base_path {
+            mount_prefix(path).map_err(|reason| ConfigError {
+                setting: "base_path",
+                reason: reason.into(),
+            })?;
+        }
         Ok(())
+    }
+
+    /// [`base_path`](Self::base_path) without its trailing `/`; `None` at the root or
+    /// when it is not a valid prefix (which [`Config::validate`] reports).
+    pub(crate) fn mount_prefix(&self) -> Option<&str> {
+        mount_prefix(self.base_path.as_deref()?).ok().flatten()
+    }
+}
+
+/// A base path as a mount prefix: `Ok(None)` for the root (`/` or empty), else the
+/// prefix without its trailing `/`, or what is wrong with it.
+fn mount_prefix(path: &str) -> Result<Option<&str>, &'static str> {
+    let prefix = path.strip_suffix('/').unwrap_or(path);
+    if prefix.is_empty() {
+        return Ok(None);
+    }
+    if path.len() > 256 {
+        return Err("must be at most 256 bytes");
+    }
+    let Some(segments) = prefix.strip_prefix('/') else {
+        return Err("must start with /");
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-._~".contains(c);
+    for segment in segments.split('/') {
+        if segment.is_empty() || segment == "." || segment == ".." || !segment.chars().all(plain) {
+            return Err(
+                "must be a plain path: segments of letters, digits and -._~, separated by /",
+            );
+        }
+    }
+    Ok(Some(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_path_is_a_plain_absolute_path_and_its_trailing_slash_is_ignored() {
+        assert_eq!(mount_prefix("/partners"), Ok(Some("/partners")));
+        assert_eq!(mount_prefix("/partners/"), Ok(Some("/partners")));
+        assert_eq!(mount_prefix("/api/v2.1/wfs"), Ok(Some("/api/v2.1/wfs")));
+        assert_eq!(mount_prefix("/"), Ok(None));
+        assert_eq!(mount_prefix(""), Ok(None));
+        for bad in [
+            "partners", "/a//b", "/a/../b", "/a b", "/a?x", "/a#x", "/%2e%2e", "//",
+        ] {
+            assert!(mount_prefix(bad).is_err(), "{bad}");
+        }
+        let config = Config {
+            base_path: Some("partners".into()),
+            ..Config::default()
+        };
+        let refused = config.validate().unwrap_err();
+        assert_eq!(refused.setting(), "base_path");
+        assert_eq!(refused.reason(), "must start with /");
+        assert_eq!(config.mount_prefix(), None);
     }
 }
 

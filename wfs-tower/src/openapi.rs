@@ -94,6 +94,14 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
+/// The document as a service mounted under `prefix` serves it: compact JSON, whose
+/// `servers` names the prefix. Built once per service.
+pub(crate) fn served_document(prefix: Option<&str>) -> bytes::Bytes {
+    let mut doc = openapi();
+    doc.servers = Some(servers(prefix));
+    bytes::Bytes::from(doc.to_json().expect("the OpenAPI document serializes"))
+}
+
 /// The document as pretty JSON, ending in a newline.
 pub fn openapi_json() -> String {
     let mut text = openapi()

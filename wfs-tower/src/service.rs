@@ -50,6 +50,8 @@ struct Shared {
     config: Config,
     router: Router,
     auth: Authenticator,
+    /// The OpenAPI document as served: its `servers` names the mount prefix.
+    document: Bytes,
 }
 
 impl std::fmt::Debug for WfsService {
@@ -72,6 +74,7 @@ impl WfsService {
         Self {
             shared: Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config),
+                document: crate::openapi::served_document(config.mount_prefix()),
                 wfs,
                 config,
                 router: Router::new(),
@@ -245,6 +248,16 @@ impl Shared {
         response
     }
 
+    /// `path` without the mount prefix, when the host passed it on (a host that
+    /// strips it, as axum's `nest_service` does, sends the rest already).
+    fn unmounted<'p>(&self, path: &'p str) -> &'p str {
+        self.config
+            .mount_prefix()
+            .and_then(|prefix| path.strip_prefix(prefix))
+            .filter(|rest| rest.starts_with('/'))
+            .unwrap_or(path)
+    }
+
     async fn respond<B>(&self, req: Request<B>, seen: &mut Seen) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
@@ -252,11 +265,12 @@ impl Shared {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
-        let matched = match self.router.at(&parts.method, parts.uri.path()) {
+        let path = self.unmounted(parts.uri.path());
+        let matched = match self.router.at(&parts.method, path) {
             Ok(matched) => matched,
             Err(refused) => {
                 // A 405 still names its path's template.
-                if let Some(template) = self.router.template(parts.uri.path()) {
+                if let Some(template) = self.router.template(path) {
                     seen.route = template;
                 }
                 return Err(refused);
@@ -287,6 +301,7 @@ impl Shared {
             query: parts.uri.query(),
             headers: &parts.headers,
             body: &body,
+            document: &self.document,
             // Only sign-in (public) needs it: key routes resolved it while authenticating.
             client_ip: if route.access == Access::Public {
                 self.auth.client_ip(&parts)

@@ -6,9 +6,7 @@ use super::Route;
 use crate::auth::Access;
 use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
-use bytes::Bytes;
 use http::StatusCode;
-use std::sync::LazyLock;
 
 pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/openapi.json", Access::Public, get_openapi),
@@ -16,19 +14,11 @@ pub(crate) static ROUTES: [Route; 3] = [
     route!(GET "/external/v1/docs/{file}", Access::Public, get_docs_asset, undocumented),
 ];
 
-/// Built once: the document is fixed at compile time.
-static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| {
-    Bytes::from(
-        crate::openapi::openapi()
-            .to_json()
-            .expect("the OpenAPI document serializes"),
-    )
-});
-
 /// The OpenAPI document
 ///
 /// This API's OpenAPI 3.1 description, as JSON: the same document as `openapi.yaml`
-/// in the repository, from which the typed client is generated.
+/// in the repository, from which the typed client is generated, except that its
+/// `servers` names the prefix the service is mounted under, when the host set one.
 #[utoipa::path(get, path = "/external/v1/openapi.json", tag = "Meta",
     responses(
         (status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"),
@@ -41,7 +31,7 @@ pub(crate) async fn get_openapi(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             "The OpenAPI document is served as application/json only",
         ));
     }
-    Ok(Reply::raw_json(DOCUMENT.clone()))
+    Ok(Reply::raw_json(ctx.document.clone()))
 }
 
 /// Whether `Accept` lets the answer be JSON: no `Accept`, or one that names

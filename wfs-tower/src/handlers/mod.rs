@@ -68,6 +68,9 @@ pub(crate) struct Ctx<'a> {
     /// The request's headers (conditional requests on the API reference's assets).
     pub(crate) headers: &'a http::HeaderMap,
     pub(crate) body: &'a [u8],
+    /// The OpenAPI document as this service serves it (its `servers` names the
+    /// mount prefix).
+    pub(crate) document: &'a bytes::Bytes,
     /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle; set
     /// on public routes only.
     pub(crate) client_ip: Option<std::net::IpAddr>,
