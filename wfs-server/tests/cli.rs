@@ -637,11 +637,9 @@ fn an_unanswering_database_server_is_reported_within_seconds() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_postgres_database_that_does_not_exist_is_named() {
-    let Ok(admin_url) = std::env::var("WFS_TEST_DATABASE_URL") else {
-        eprintln!("WFS_TEST_DATABASE_URL not set: PostgreSQL case skipped");
-        return;
-    };
+    let admin_url = std::env::var("WFS_TEST_DATABASE_URL").unwrap();
     let (base, _) = admin_url.rsplit_once('/').unwrap();
     let url = format!("{base}/wfs_no_such_database_here");
     let out = run(&["migrate", "--database-url", &url], "");
