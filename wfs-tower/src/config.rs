@@ -89,7 +89,7 @@ impl fmt::Debug for Config {
             .field("body_timeout", &self.body_timeout)
             .field(
                 "redis_url",
-                &self.redis_url.as_deref().map(crate::rate_limit::redact_url),
+                &self.redis_url.as_deref().map(crate::redis_url::redact_url),
             )
             .field("redis_timeout", &self.redis_timeout)
             .field("base_path", &self.base_path)
@@ -109,7 +109,7 @@ impl Config {
     /// password.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.redis_url {
-            crate::rate_limit::parse_redis_url(url).map_err(|reason| ConfigError {
+            crate::redis_url::parse_redis_url(url).map_err(|reason| ConfigError {
                 setting: "redis_url",
                 reason,
             })?;

@@ -37,6 +37,7 @@ mod handlers;
 mod openapi;
 mod panic;
 mod rate_limit;
+mod redis_url;
 mod reply;
 mod request_id;
 mod router;

@@ -49,8 +49,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use wfs_core::ApiKeyId;
 
-pub(crate) use redis_store::{parse_redis_url, redact_url};
-
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
