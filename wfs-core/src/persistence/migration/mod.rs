@@ -14,6 +14,7 @@ mod m20261122_000005_create_scheduling;
 mod m20261122_000006_create_membership_tombstones;
 mod m20261125_000007_create_webhooks;
 mod m20261125_000008_index_shifts_worked_time;
+pub(crate) mod upgrade;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -32,6 +33,12 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000007_create_webhooks::Migration),
             Box::new(m20261125_000008_index_shifts_worked_time::Migration),
         ]
+    }
+
+    /// wfs's own bookkeeping table ([`crate::persistence::MIGRATIONS_TABLE`]), never
+    /// sea-orm's default `seaql_migrations`, which a host's own migrator uses.
+    fn migration_table_name() -> DynIden {
+        Alias::new(crate::persistence::MIGRATIONS_TABLE).into_iden()
     }
 }
 

@@ -18,6 +18,7 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::{find_owned, locked, owned_by};
@@ -397,7 +398,7 @@ impl Wfs {
 
     async fn find_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<webhook_endpoint::Model> {
@@ -407,6 +408,14 @@ impl Wfs {
     /// Announces a change to which endpoints the company has, which are enabled, or
     /// what they subscribe to: the subscriptions every emitted event reads are cached
     /// (see [`Wfs::webhook_subscriptions`]). Call it right after the statement.
+    /// Wakes this process's webhook worker once `conn`'s transaction has committed
+    /// (at once outside a transaction): woken before, it would find nothing due yet
+    /// and sleep until its next poll.
+    pub(crate) fn wake_webhooks_after_commit(&self, conn: &impl WfsConn) {
+        let webhooks = self.webhooks.clone();
+        conn.after_commit(move || webhooks.wake());
+    }
+
     pub(crate) fn webhook_endpoints_changed(&self, company: CompanyId) {
         self.store().changes().changed(Topic::Endpoints(company));
     }
@@ -422,6 +431,7 @@ impl Wfs {
         company: CompanyId,
         input: NewEndpoint,
     ) -> Result<EndpointWithSecret> {
+        let conn = &self.store().enter(conn);
         let url = self.endpoint_url(&input.url).await?;
         let description = description(input.description)?;
         let subscription = Subscription::parse(&input.event_types)?;
@@ -503,6 +513,7 @@ impl Wfs {
         id: WebhookEndpointId,
         patch: EndpointPatch,
     ) -> Result<Endpoint> {
+        let conn = &self.store().enter(conn);
         let url = match patch.url.as_deref() {
             Some(raw) => Some(self.endpoint_url(raw).await?),
             None => None,
@@ -540,7 +551,7 @@ impl Wfs {
         let updated = active.update(conn).await?;
         self.webhook_endpoints_changed(company);
         if updated.enabled {
-            self.webhooks.wake();
+            self.wake_webhooks_after_commit(conn);
         }
         Ok(updated.into())
     }
@@ -555,6 +566,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         // The endpoint row first, as the worker locks it before its deliveries: the
         // same order everywhere, so a delete and a claim never deadlock.
         let found = locked(
@@ -586,6 +598,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<EndpointWithSecret> {
+        let conn = &self.store().enter(conn);
         let found = self.find_endpoint(conn, company, id).await?;
         let now = self.now();
         let secret = WebhookSecret::generate();
@@ -611,6 +624,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<WebhookEventId> {
+        let conn = &self.store().enter(conn);
         let found = self.find_endpoint(conn, company, id).await?;
         let endpoint = WebhookEndpointId(found.id);
         self.record_event(
@@ -639,6 +653,7 @@ impl Wfs {
         since: DateTime<Utc>,
         until: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        let conn = &self.store().enter(conn);
         let until = until.unwrap_or_else(|| self.now());
         if since > until {
             return Err(Error::invalid_field("since", "must not be after until"));
@@ -682,7 +697,7 @@ impl Wfs {
             }
         }
         if queued > 0 {
-            self.webhooks.wake();
+            self.wake_webhooks_after_commit(conn);
         }
         Ok(queued)
     }
@@ -752,6 +767,7 @@ impl Wfs {
         endpoint: WebhookEndpointId,
         delivery: WebhookDeliveryId,
     ) -> Result<Delivery> {
+        let conn = &self.store().enter(conn);
         self.find_endpoint(conn, company, endpoint).await?;
         let found = owned_by::<webhook_delivery::Entity>(company)
             .filter(webhook_delivery::Column::Id.eq(delivery.0))
@@ -765,7 +781,7 @@ impl Wfs {
         active.status = Set(DeliveryStatus::Pending.as_str().to_owned());
         active.next_attempt_at = Set(Some(self.now()));
         let updated = active.update(conn).await?;
-        self.webhooks.wake();
+        self.wake_webhooks_after_commit(conn);
         Ok(updated.into())
     }
 
