@@ -286,8 +286,70 @@ fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::persistence::{MIGRATIONS_TABLE, Store, StoreOptions};
+    use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
 
     const WFS: &str = "\"wfs\"";
+
+    async fn names(store: &Store, sql: &str, value: &str) -> Vec<String> {
+        let rows = store
+            .conn()
+            .inner()
+            .query_all_raw(Statement::from_sql_and_values(
+                DatabaseBackend::Sqlite,
+                sql,
+                [value.into()],
+            ))
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|row| row.try_get::<String>("", "name").unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn tables_lists_what_the_migrations_create_and_no_column_or_alias_spells_a_table() {
+        // Arrange
+        let store = Store::connect(&StoreOptions::new("sqlite::memory:"))
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+
+        // Act
+        let mut created = names(
+            &store,
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> $1",
+            MIGRATIONS_TABLE,
+        )
+        .await;
+        created.sort();
+
+        // Assert
+        let mut expected: Vec<&str> = TABLES.to_vec();
+        expected.sort_unstable();
+        assert_eq!(created, expected, "TABLES must list every table wfs creates");
+        for table in TABLES {
+            for column in names(&store, "SELECT name FROM pragma_table_info($1)", table).await {
+                assert!(
+                    !is_table(&column, false),
+                    "column {table}.{column} is spelled like a table: qualify() would rewrite it"
+                );
+            }
+        }
+        // The hand-written statements' aliases and CTE names (`AS name`).
+        let sql = include_str!("sql.rs");
+        for (at, _) in sql.match_indices(" AS ") {
+            let alias: String = sql[at + 4..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '"')
+                .filter(|c| *c != '"')
+                .collect();
+            assert!(
+                !is_table(&alias, false),
+                "alias {alias} in sql.rs is spelled like a table"
+            );
+        }
+    }
 
     fn q(sql: &str) -> String {
         qualify(sql, WFS).into_owned()

@@ -214,3 +214,66 @@ fn statement(
 ) -> Statement {
     Statement::from_sql_and_values(tx.get_database_backend(), sql, values)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::persistence::{Store, StoreOptions};
+    use sea_orm::{Database, DatabaseConnection};
+    use sea_orm_migration::prelude::*;
+
+    /// wfs's migrations as releases before schemas recorded them: in `seaql_migrations`.
+    struct Legacy;
+
+    #[async_trait::async_trait]
+    impl MigratorTrait for Legacy {
+        fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+            Migrator::migrations()
+        }
+    }
+
+    async fn versions(db: &DatabaseConnection, table: &str) -> Vec<String> {
+        db.query_all_raw(Statement::from_string(
+            DatabaseBackend::Sqlite,
+            format!("SELECT version FROM {table} ORDER BY version"),
+        ))
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.try_get::<String>("", "version").unwrap())
+        .collect()
+    }
+
+    #[tokio::test]
+    async fn a_sqlite_file_of_the_previous_release_moves_wfs_rows_to_wfs_migrations_only() {
+        // Arrange: the previous release's bookkeeping, with another migrator's row.
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
+        let old = Database::connect(&url).await.unwrap();
+        Legacy::up(&old, None).await.unwrap();
+        old.execute_unprepared(
+            "INSERT INTO seaql_migrations (version, applied_at) VALUES ('m20200101_000001_host', 1)",
+        )
+        .await
+        .unwrap();
+        old.close().await.unwrap();
+
+        // Act: migrate with this release, twice (every start).
+        let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+        assert_eq!(store.pending_migrations().await.unwrap(), Vec::<String>::new());
+        store.migrate().await.unwrap();
+        store.migrate().await.unwrap();
+
+        // Assert
+        let all: Vec<String> = Migrator::migrations()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        let db = store.conn().inner();
+        assert_eq!(versions(db, MIGRATIONS_TABLE).await, all);
+        assert_eq!(
+            versions(db, LEGACY_MIGRATIONS_TABLE).await,
+            ["m20200101_000001_host"]
+        );
+    }
+}
