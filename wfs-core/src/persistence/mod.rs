@@ -487,8 +487,10 @@ impl WriteTx {
         self.tx.after_commit(work);
     }
 
-    /// The transaction as wfs's own statements run on it.
-    pub(crate) fn qualified(&self) -> &Qualified<DatabaseTransaction> {
+    /// The transaction as wfs's own statements run on it: statements given to it are
+    /// qualified with wfs's schema (a host's statements about wfs's tables), where
+    /// `&*tx` runs them as written (the host's own tables).
+    pub fn qualified(&self) -> &Qualified<DatabaseTransaction> {
         &self.tx
     }
 }
