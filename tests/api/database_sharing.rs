@@ -149,7 +149,13 @@ async fn assert_host_untouched(host: &DatabaseConnection) {
 /// wfs's schema holds all its tables and its own bookkeeping, with every migration.
 async fn assert_wfs_in_its_schema(conn: &impl ConnectionTrait) {
     let tables = tables_in(conn, "wfs").await;
-    for table in ["companies", "shifts", "users", "webhook_events", "wfs_migrations"] {
+    for table in [
+        "companies",
+        "shifts",
+        "users",
+        "webhook_events",
+        "wfs_migrations",
+    ] {
         assert!(tables.contains(&table.to_owned()), "{table} in {tables:?}");
     }
     assert_eq!(
@@ -160,8 +166,7 @@ async fn assert_wfs_in_its_schema(conn: &impl ConnectionTrait) {
 
 #[tokio::test]
 #[cfg_attr(not(wfs_pg), ignore = "needs PostgreSQL: WFS_TEST_DATABASE_URL")]
-async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever_migrates_first()
-{
+async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever_migrates_first() {
     for wfs_first in [false, true] {
         // Arrange
         let url = fresh_postgres().await;
@@ -324,7 +329,10 @@ async fn a_host_write_and_a_wfs_write_in_a_joined_transaction_commit_together_an
     tx.commit().await.unwrap();
 
     // Assert
-    assert_eq!(strings(&pool, "SELECT note FROM host_orders").await, ["kept"]);
+    assert_eq!(
+        strings(&pool, "SELECT note FROM host_orders").await,
+        ["kept"]
+    );
     assert_eq!(
         titles(&app.get(&key, ROLES).await.body),
         ["Kept"],
@@ -414,7 +422,11 @@ async fn a_hosts_after_commit_work_runs_after_the_commit_and_never_after_a_rollb
     let tx = app.wfs.join(host_begin(&pool).await);
     tx.after_commit(work());
     drop(tx);
-    assert_eq!(ran.load(Ordering::SeqCst), 0, "rolled back, dropped: nothing ran");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "rolled back, dropped: nothing ran"
+    );
     let tx = app.wfs.join(host_begin(&pool).await);
     tx.after_commit(work());
     assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing before the commit");
@@ -433,7 +445,8 @@ async fn a_bad_schema_name_or_a_schema_on_sqlite_is_refused_with_a_clear_error()
     .await
     .unwrap_err();
     assert!(
-        matches!(&on_sqlite, Error::Invalid { .. }) && on_sqlite.to_string().contains("PostgreSQL only"),
+        matches!(&on_sqlite, Error::Invalid { .. })
+            && on_sqlite.to_string().contains("PostgreSQL only"),
         "{on_sqlite}"
     );
     for bad in ["Wfs", "wfs-schema", "users", "pg_wfs", ""] {
@@ -455,7 +468,11 @@ async fn row_counts(conn: &impl ConnectionTrait, schema: &str) -> Vec<(String, i
         if table == "seaql_migrations" || table == "wfs_migrations" {
             continue;
         }
-        let n = count(conn, &format!("SELECT count(*) FROM \"{schema}\".\"{table}\"")).await;
+        let n = count(
+            conn,
+            &format!("SELECT count(*) FROM \"{schema}\".\"{table}\""),
+        )
+        .await;
         counts.push((table, n));
     }
     counts
@@ -464,11 +481,7 @@ async fn row_counts(conn: &impl ConnectionTrait, schema: &str) -> Vec<(String, i
 /// What the previous release's users would read: job roles, staff, shifts, a shift.
 async fn readings(app: &TestApp, key: &Key) -> Vec<Value> {
     let mut out = Vec::new();
-    for path in [
-        ROLES,
-        "/external/v1/staff",
-        "/external/v1/shifts",
-    ] {
+    for path in [ROLES, "/external/v1/staff", "/external/v1/shifts"] {
         let res = app.get(key, path).await;
         res.assert_status(200);
         out.push(res.body);
@@ -598,6 +611,10 @@ async fn a_database_of_the_previous_release_without_a_schema_keeps_its_tables_an
         wfs_core::persistence::migration::Migrator::migrations().len() as i64
     );
     if conn.get_database_backend() == DatabaseBackend::Postgres {
-        assert!(tables_in(conn, "public").await.contains(&"shifts".to_owned()));
+        assert!(
+            tables_in(conn, "public")
+                .await
+                .contains(&"shifts".to_owned())
+        );
     }
 }

@@ -327,7 +327,10 @@ mod tests {
         // Assert
         let mut expected: Vec<&str> = TABLES.to_vec();
         expected.sort_unstable();
-        assert_eq!(created, expected, "TABLES must list every table wfs creates");
+        assert_eq!(
+            created, expected,
+            "TABLES must list every table wfs creates"
+        );
         for table in TABLES {
             for column in names(&store, "SELECT name FROM pragma_table_info($1)", table).await {
                 assert!(

@@ -260,7 +260,10 @@ mod tests {
 
         // Act: migrate with this release, twice (every start).
         let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
-        assert_eq!(store.pending_migrations().await.unwrap(), Vec::<String>::new());
+        assert_eq!(
+            store.pending_migrations().await.unwrap(),
+            Vec::<String>::new()
+        );
         store.migrate().await.unwrap();
         store.migrate().await.unwrap();
 

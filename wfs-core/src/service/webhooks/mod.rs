@@ -845,3 +845,101 @@ impl Wfs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::accounts::NewCompanyAdmin;
+    use crate::service::job_roles::NewJobRole;
+    use crate::{Store, StoreOptions};
+    use sea_orm::{SqliteTransactionMode, TransactionOptions, TransactionTrait};
+
+    /// Whether the worker's wake-up is waiting (it keeps one until taken).
+    async fn woken(wfs: &Wfs) -> bool {
+        tokio::time::timeout(Duration::from_millis(20), wfs.webhooks.woken())
+            .await
+            .is_ok()
+    }
+
+    fn role() -> NewJobRole {
+        NewJobRole {
+            title: "Nurse".into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_worker_is_woken_for_an_event_only_once_its_transaction_has_committed() {
+        // Arrange: a company with an endpoint for every event.
+        let store = Store::connect(&StoreOptions::new("sqlite::memory:"))
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let wfs = Wfs::new(store, b"a secret of at least thirty-two bytes!!")
+            .unwrap()
+            .with_webhook_settings(WebhookSettings {
+                allow_private: true,
+                ..Default::default()
+            });
+        let tx = wfs.begin().await.unwrap();
+        let company = wfs
+            .create_company_with_admin(
+                &*tx,
+                NewCompanyAdmin {
+                    company_name: "Acme".into(),
+                    email: "admin@acme.test".into(),
+                    password: "correct-horse-battery".into(),
+                    first_name: "Ada".into(),
+                    last_name: "Admin".into(),
+                },
+            )
+            .await
+            .unwrap()
+            .company_id;
+        wfs.create_webhook_endpoint(
+            &*tx,
+            company,
+            NewEndpoint {
+                url: "https://127.0.0.1:9/hook".into(),
+                description: None,
+                event_types: Vec::new(),
+                enabled: None,
+            },
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        woken(&wfs).await;
+
+        // Act / Assert: rolled back, never; committed, after the commit only.
+        let tx = wfs.begin().await.unwrap();
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.rollback().await.unwrap();
+        assert!(!woken(&wfs).await, "woken for a rolled-back event");
+
+        let tx = wfs.begin().await.unwrap();
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.commit().await.unwrap();
+        assert!(woken(&wfs).await, "not woken after the commit");
+
+        // A host's transaction, joined, the same.
+        let host = wfs.store().conn().inner().clone();
+        let begin = || {
+            host.begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+        };
+        let tx = wfs.join(begin().await.unwrap());
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        drop(tx);
+        assert!(!woken(&wfs).await, "woken for a dropped transaction");
+        let tx = wfs.join(begin().await.unwrap());
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.commit().await.unwrap();
+        assert!(woken(&wfs).await, "not woken after the commit");
+    }
+}
