@@ -222,6 +222,7 @@ impl TestApp {
         let mut options = StoreOptions::new(url);
         options.max_connections = 8;
         options.acquire_timeout = TEST_ACQUIRE_TIMEOUT;
+        options.schema = test_schema();
         let store = Store::connect(&options).await.expect("connect");
         store.migrate().await.expect("migrate");
         let clock = FixedClock::new(t0());
@@ -232,6 +233,19 @@ impl TestApp {
             wfs,
             clock,
             _dir: dir,
+        }
+    }
+
+    /// A TestApp over a store the test opened and migrated itself (wfs in a host's
+    /// database, on a host's pool).
+    pub fn on_store(store: Store) -> TestApp {
+        let clock = FixedClock::new(t0());
+        let wfs = Wfs::new(store, SECRET).unwrap().with_clock(clock.clone());
+        TestApp {
+            svc: WfsService::with_config(wfs.clone(), Config::default()),
+            wfs,
+            clock,
+            _dir: None,
         }
     }
 
@@ -414,8 +428,16 @@ impl TestApp {
     }
 }
 
+/// The schema every test store uses on PostgreSQL: `WFS_TEST_DATABASE_SCHEMA`, so the
+/// whole suite can run with wfs in a schema of its own (any statement that escaped
+/// the qualification then finds no table). `None` on SQLite.
+pub fn test_schema() -> Option<String> {
+    std::env::var("WFS_TEST_DATABASE_URL").ok()?;
+    std::env::var("WFS_TEST_DATABASE_SCHEMA").ok()
+}
+
 /// Creates an empty database next to the one `admin_url` names; returns its URL.
-async fn fresh_postgres_database(admin_url: &str) -> String {
+pub async fn fresh_postgres_database(admin_url: &str) -> String {
     let name = format!("wfs_t_{}", uuid::Uuid::new_v4().simple());
     let admin = Database::connect(admin_url)
         .await

@@ -13,6 +13,7 @@ mod api_keys;
 mod api_reference;
 mod caches;
 mod client;
+mod database_sharing;
 mod embedding;
 mod feed_consistency;
 mod hardening;

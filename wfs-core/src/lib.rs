@@ -118,6 +118,28 @@ impl Wfs {
         self.store.begin().await
     }
 
+    /// Makes a transaction the host began a [`WriteTx`], so the host's own writes
+    /// (through `&*tx`) and wfs's operations (given `&*tx`) commit or roll back
+    /// together; [`WriteTx::commit`] commits both, then runs what wfs does after a
+    /// commit (cache invalidation here and in other processes, wake-ups), which never
+    /// runs after a rollback. See [`Store::join`] for SQLite.
+    ///
+    /// ```no_run
+    /// # async fn demo(wfs: wfs_core::Wfs, db: wfs_core::sea_orm::DatabaseConnection, company: wfs_core::CompanyId) -> wfs_core::Result<()> {
+    /// use wfs_core::sea_orm::{ConnectionTrait, TransactionTrait};
+    /// use wfs_core::service::job_roles::NewJobRole;
+    ///
+    /// let tx = wfs.join(db.begin().await?);
+    /// tx.execute_unprepared("INSERT INTO orders (company_id) VALUES (1)").await?;
+    /// wfs.create_job_role(&*tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+    ///     .await?;
+    /// tx.commit().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn join(&self, txn: sea_orm::DatabaseTransaction) -> WriteTx {
+        self.store.join(txn)
+    }
+
     pub(crate) fn tokens(&self) -> &TokenKeys {
         &self.tokens
     }

@@ -100,6 +100,13 @@ pub(crate) struct MigrateArgs {
     pub(crate) db: DatabaseArgs,
 }
 
+/// A `--database-schema` value, checked as the store checks it.
+fn schema_name(raw: &str) -> Result<String, String> {
+    wfs_core::persistence::SchemaName::parse(raw)
+        .map(|name| name.as_str().to_owned())
+        .map_err(|err| err.to_string())
+}
+
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DatabaseArgs {
     /// Database URL: sqlite://path?mode=rwc or postgres://user@host/db.
@@ -110,6 +117,12 @@ pub(crate) struct DatabaseArgs {
         hide_env_values = true
     )]
     pub(crate) database_url: String,
+    /// PostgreSQL schema for every wfs table and wfs's migration bookkeeping
+    /// (created if missing), so wfs shares a database with other applications'
+    /// tables; default: the connection's default schema. A plain lower-case
+    /// identifier; not for SQLite.
+    #[arg(long, env = "WFS_DATABASE_SCHEMA", value_parser = schema_name)]
+    pub(crate) database_schema: Option<String>,
     /// How long to wait for a database connection (or for one to open) before
     /// giving up: the command fails, or a request answers 503 with Retry-After
     /// (seconds, or with a unit: 1500ms, 2s).

@@ -48,13 +48,20 @@ pub(crate) async fn open(db: &DatabaseArgs) -> Result<Store, OpenError> {
     let url = db.database_url.as_str();
     tracing::info!(
         url = %redact(url),
+        schema = db.database_schema.as_deref(),
         timeout = ?db.acquire_timeout,
         "connecting to the database"
     );
     let mut options = StoreOptions::new(url);
     options.acquire_timeout = db.acquire_timeout;
+    options.schema = db.database_schema.clone();
     match Store::connect(&options).await {
         Ok(store) => Ok(store),
+        Err(err @ wfs_core::Error::Invalid { .. }) => Err(OpenError {
+            url: redact(url),
+            cause: err.to_string(),
+            hint: Some("--database-schema / WFS_DATABASE_SCHEMA".into()),
+        }),
         Err(err) => Err(explain(url, &err, db.acquire_timeout).await),
     }
 }

@@ -150,7 +150,7 @@ async fn demo(args: ServeArgs) -> Result<(), BoxError> {
             return Ok(());
         }
     };
-    let text = demo_text(&outcome, &base, &args.db.database_url);
+    let text = demo_text(&outcome, &base, &args.db);
     let ready: serve::Ready = Box::new(move || {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
@@ -159,7 +159,7 @@ async fn demo(args: ServeArgs) -> Result<(), BoxError> {
 }
 
 /// What `demo` prints: how to sign in, and the key (or how to make another).
-fn demo_text(outcome: &Outcome, base: &str, database_url: &str) -> String {
+fn demo_text(outcome: &Outcome, base: &str, db: &cli::DatabaseArgs) -> String {
     let sign_in = format!(
         "Sign in:  curl -X POST {base}/external/v1/auth/signin -d '{{\"email\":\"{ADMIN_EMAIL}\",\"password\":\"{ADMIN_PASSWORD}\"}}'\n"
     );
@@ -187,7 +187,7 @@ fn demo_text(outcome: &Outcome, base: &str, database_url: &str) -> String {
                     text.push_str(&format!(
                         " Create another (all scopes) with:\n  {} create-key --company-id {company} --name 'Demo key' --scopes {scopes}{}\n",
                         this_program(),
-                        database_flag(database_url)
+                        database_flags(db)
                     ));
                 }
                 None => text.push_str(
@@ -226,12 +226,18 @@ fn shell_word(word: &str) -> String {
 
 /// ` --database-url '...'` for a command printed for the operator, unless the URL is
 /// the default; a password is shown as `***` (put it back, or set WFS_DATABASE_URL).
-fn database_flag(url: &str) -> String {
-    if url == cli::DEFAULT_DATABASE_URL {
+/// Then ` --database-schema ...` when one is set.
+fn database_flags(db: &cli::DatabaseArgs) -> String {
+    let url = db.database_url.as_str();
+    let mut flags = if url == cli::DEFAULT_DATABASE_URL {
         String::new()
     } else {
         format!(" --database-url '{}'", database::redact(url))
+    };
+    if let Some(schema) = &db.database_schema {
+        flags.push_str(&format!(" --database-schema {schema}"));
     }
+    flags
 }
 
 async fn migrate(args: MigrateArgs) -> Result<(), BoxError> {

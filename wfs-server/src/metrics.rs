@@ -164,7 +164,7 @@ async fn refresh(wfs: &Wfs) {
 
 /// The pool's open and idle connections.
 fn pool_connections(wfs: &Wfs) -> (u32, u32) {
-    let conn = wfs.store().conn();
+    let conn = wfs.store().conn().inner();
     let (open, idle) = match wfs.store().backend() {
         DatabaseBackend::Postgres => {
             let pool = conn.get_postgres_connection_pool();

@@ -877,3 +877,96 @@ async fn sigterm_the_moment_the_demo_prints_drains_it_every_time() {
         assert!(status.success(), "round {round}: {status:?}");
     }
 }
+
+#[tokio::test]
+async fn database_schema_puts_wfs_in_its_own_postgres_schema_and_is_refused_for_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::database(&dir, "cli").await;
+
+    // A name that is not a plain lower-case identifier is a usage error.
+    let bad = run(
+        &[
+            "migrate",
+            "--database-url",
+            &url,
+            "--database-schema",
+            "Wfs-Schema",
+        ],
+        "",
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr_of(&bad));
+    assert!(
+        stderr_of(&bad).contains("--database-schema"),
+        "{}",
+        stderr_of(&bad)
+    );
+
+    if url.starts_with("sqlite:") {
+        let out = run(
+            &[
+                "migrate",
+                "--database-url",
+                &url,
+                "--database-schema",
+                "wfs",
+            ],
+            "",
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("PostgreSQL only")
+                && err.contains("--database-schema / WFS_DATABASE_SCHEMA"),
+            "{err}"
+        );
+        return;
+    }
+    // PostgreSQL: every command takes it; migrating twice is a no-op the second time.
+    let first = run(
+        &[
+            "migrate",
+            "--database-url",
+            &url,
+            "--database-schema",
+            "wfs",
+        ],
+        "",
+    );
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let again = run(
+        &[
+            "migrate",
+            "--database-url",
+            &url,
+            "--database-schema",
+            "wfs",
+        ],
+        "",
+    );
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("up to date"),
+        "{}",
+        stderr_of(&again)
+    );
+    let admin = common::run_create_admin(&url, "ada@acme.test", &["--database-schema", "wfs"]);
+    assert!(admin.status.success(), "{}", stderr_of(&admin));
+    use wfs_core::sea_orm::{ConnectionTrait, Database, Statement};
+    let db = Database::connect(&url).await.unwrap();
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move {
+            db.query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+                .await
+                .unwrap()
+                .unwrap()
+                .try_get_by_index::<i64>(0)
+                .unwrap()
+        }
+    };
+    assert_eq!(count("SELECT count(*) FROM wfs.users").await, 1);
+    assert_eq!(
+        count("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'").await,
+        0,
+        "nothing of wfs's in the default schema"
+    );
+}

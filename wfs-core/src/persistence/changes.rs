@@ -9,15 +9,16 @@
 //! topic is invalidated for good: its entry is dropped and its cache's generation moves
 //! on, so a read that started before cannot put the old value back. Nothing here knows
 //! which transaction made the change, so a change made inside a transaction not begun
-//! by [`Store::begin`](super::Store::begin) is only safe when no read can race it:
-//! hosts write through [`WriteTx`](super::WriteTx).
+//! by [`Store::begin`](super::Store::begin) or joined by
+//! [`Store::join`](super::Store::join) is only safe when no read can race it: hosts
+//! write through a [`WriteTx`](super::WriteTx).
 //!
 //! On PostgreSQL, other processes learn of a change in two ways, so that neither a lost
 //! notification nor a slow listener can keep them stale for longer than
 //! [`POSTGRES_TTL`]:
 //!
 //! - when the change settles (after its transaction), its topic goes to a notifier
-//!   task that sends `pg_notify('wfs_changes', topic)`, batched, from a transaction of
+//!   task that sends `pg_notify(channel, topic)`, batched, from a transaction of
 //!   its own; every process listens on its own connection and drops what it hears:
 //!   milliseconds in practice. The notification is deliberately not part of the
 //!   writing transaction: PostgreSQL serialises the commits of every transaction that
@@ -44,8 +45,18 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// The PostgreSQL channel every process listens on.
+/// The PostgreSQL channel every process of a store without a schema listens on.
 pub(crate) const CHANNEL: &str = "wfs_changes";
+
+/// The channel of a store's processes: one per schema, so stores in different schemas
+/// of one database do not hear each other (`wfs_changes_<schema>`, within
+/// PostgreSQL's 63 bytes by [`MAX_SCHEMA_LEN`](super::MAX_SCHEMA_LEN)).
+pub(crate) fn channel(schema: Option<&super::SchemaName>) -> Arc<str> {
+    match schema {
+        None => CHANNEL.into(),
+        Some(schema) => format!("{CHANNEL}_{schema}").into(),
+    }
+}
 
 /// The silence after which a listener checks its connection is still alive.
 pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
@@ -259,7 +270,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Sends settled topics to every process on PostgreSQL, several per statement, until
 /// the store is gone. A failed send is logged and dropped: [`POSTGRES_TTL`] bounds what
 /// it leaves stale.
-pub(crate) fn notify(mut outbox: mpsc::UnboundedReceiver<Topic>, pool: sea_orm::sqlx::PgPool) {
+pub(crate) fn notify(
+    mut outbox: mpsc::UnboundedReceiver<Topic>,
+    pool: sea_orm::sqlx::PgPool,
+    channel: Arc<str>,
+) {
     tokio::spawn(async move {
         let mut batch = Vec::new();
         while outbox.recv_many(&mut batch, 256).await > 0 {
@@ -267,7 +282,7 @@ pub(crate) fn notify(mut outbox: mpsc::UnboundedReceiver<Topic>, pool: sea_orm::
             payloads.sort_unstable();
             payloads.dedup();
             let sent = sea_orm::sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
-                .bind(CHANNEL)
+                .bind(&*channel)
                 .bind(&payloads)
                 .execute(&pool)
                 .await;
@@ -278,8 +293,15 @@ pub(crate) fn notify(mut outbox: mpsc::UnboundedReceiver<Topic>, pool: sea_orm::
     });
 }
 
-/// Listens for other processes' changes on PostgreSQL for as long as `changes` lives.
-pub(crate) fn listen(changes: &Arc<Changes>, pool: sea_orm::sqlx::PgPool, url: String) {
+/// Listens for other processes' changes on PostgreSQL for as long as `changes` lives:
+/// on a connection of its own to `url`, or without one on a connection of `pool`
+/// (held while listening).
+pub(crate) fn listen(
+    changes: &Arc<Changes>,
+    pool: sea_orm::sqlx::PgPool,
+    url: Option<String>,
+    channel: Arc<str>,
+) {
     let weak = Arc::downgrade(changes);
     tokio::spawn(async move {
         let mut backoff = Duration::from_millis(50);
@@ -287,7 +309,7 @@ pub(crate) fn listen(changes: &Arc<Changes>, pool: sea_orm::sqlx::PgPool, url: S
             if weak.strong_count() == 0 {
                 return;
             }
-            match listen_once(&weak, &pool, &url).await {
+            match listen_once(&weak, &pool, url.as_deref(), &channel).await {
                 Ok(()) => return,
                 Err(err) => {
                     if let Some(changes) = weak.upgrade() {
@@ -306,12 +328,16 @@ pub(crate) fn listen(changes: &Arc<Changes>, pool: sea_orm::sqlx::PgPool, url: S
 async fn listen_once(
     weak: &Weak<Changes>,
     pool: &sea_orm::sqlx::PgPool,
-    url: &str,
+    url: Option<&str>,
+    channel: &str,
 ) -> Result<(), sea_orm::sqlx::Error> {
     use sea_orm::sqlx::postgres::PgListener;
-    let mut listener = PgListener::connect(url).await?;
+    let mut listener = match url {
+        Some(url) => PgListener::connect(url).await?,
+        None => PgListener::connect_with(pool).await?,
+    };
     listener.eager_reconnect(false);
-    listener.listen(CHANNEL).await?;
+    listener.listen(channel).await?;
     match weak.upgrade() {
         Some(changes) => changes.set_hearing(true),
         None => return Ok(()),
@@ -339,7 +365,7 @@ async fn listen_once(
                 }
                 pinged = true;
                 sea_orm::sqlx::query("SELECT pg_notify($1, '')")
-                    .bind(CHANNEL)
+                    .bind(channel)
                     .execute(pool)
                     .await?;
             }

@@ -9,19 +9,44 @@
 //! by an async mutex, so writers queue without spinning in SQLite's busy handler.
 //! PostgreSQL needs neither: its transactions run concurrently and row locks or
 //! unique indexes arbitrate.
+//!
+//! # Sharing a database with a host
+//!
+//! On PostgreSQL, [`StoreOptions::schema`] puts every wfs table, index and its
+//! migration bookkeeping into a schema of wfs's own, so a host's tables of the same
+//! names, its own migrator and its `search_path` are untouched. wfs never changes a
+//! connection's session state: its statements name the schema themselves
+//! ([`Qualified`], `schema.rs`). [`Store::from_connection`] runs wfs on a pool the host
+//! already has, and [`Store::join`] makes a transaction the host began a [`WriteTx`],
+//! so the host's writes and wfs's commit or roll back together.
+//!
+//! A host transaction joined on SQLite does not take wfs's writer queue (it cannot wait
+//! for it synchronously, and holding it while the host awaits something of wfs's could
+//! deadlock): SQLite's own lock arbitrates. A host transaction begun `DEFERRED` that
+//! reads and then writes can then fail with `SQLITE_BUSY` when a wfs writer committed
+//! in between, so hosts begin the transactions they join with
+//! [`SqliteTransactionMode::Immediate`].
 
 pub(crate) mod changes;
 pub mod entity;
 pub mod migration;
+mod qualified;
 pub(crate) mod repo;
+mod schema;
 pub(crate) mod sql;
+
+pub use qualified::Qualified;
+pub(crate) use qualified::WfsConn;
+pub use schema::{MAX_SCHEMA_LEN, MIGRATIONS_TABLE, SchemaName};
 
 use crate::error::{Error, Result};
 use changes::Changes;
+use qualified::{AfterCommit, Borrowed, OpenWrites, Registered};
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    AccessMode, ConnectOptions, Database, DatabaseBackend, DatabaseConnection, DatabaseTransaction,
-    IsolationLevel, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    AccessMode, ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
+    DatabaseTransaction, IsolationLevel, SqliteTransactionMode, TransactionOptions,
+    TransactionTrait,
 };
 use sea_orm_migration::MigratorTrait;
 use std::fmt;
@@ -41,6 +66,11 @@ pub struct StoreOptions {
     /// it fails with [`Error::Unavailable`]: the bound on how long a request can hang
     /// while the database is away.
     pub acquire_timeout: Duration,
+    /// The PostgreSQL schema that holds every wfs table and wfs's migration
+    /// bookkeeping (created if missing), so wfs shares a database with a host's own
+    /// tables; `None` (the default) uses the connection's default schema. A plain
+    /// lower-case identifier ([`SchemaName::parse`]); PostgreSQL only.
+    pub schema: Option<String>,
 }
 
 /// The default of [`StoreOptions::acquire_timeout`]: a request meets a database
@@ -54,7 +84,16 @@ impl StoreOptions {
             database_url: database_url.into(),
             max_connections: 16,
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            schema: None,
         }
+    }
+}
+
+impl Default for StoreOptions {
+    /// No URL (for [`Store::from_connection`], which reads only [`StoreOptions::schema`]),
+    /// otherwise [`StoreOptions::new`]'s defaults.
+    fn default() -> Self {
+        Self::new(String::new())
     }
 }
 
@@ -65,6 +104,7 @@ impl fmt::Debug for StoreOptions {
             .field("database_url", &"<redacted>")
             .field("max_connections", &self.max_connections)
             .field("acquire_timeout", &self.acquire_timeout)
+            .field("schema", &self.schema)
             .finish()
     }
 }
@@ -73,24 +113,42 @@ impl fmt::Debug for StoreOptions {
 /// the in-process caches correct (see `persistence/changes.rs`).
 #[derive(Clone)]
 pub struct Store {
-    db: DatabaseConnection,
+    db: Qualified<DatabaseConnection>,
+    schema: Option<Arc<SchemaName>>,
+    /// Whether the pool is the store's own (closed by [`Store::close`]) or a host's.
+    owned: bool,
     writer: Option<Arc<Mutex<()>>>,
     changes: Arc<Changes>,
+    writes: Arc<OpenWrites>,
 }
 
 impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
             .field("backend", &self.backend())
+            .field("schema", &self.schema)
             .finish()
     }
 }
 
+/// The change listener's source of connections on PostgreSQL.
+enum Listen {
+    /// Its own connection to this URL, outside the pool.
+    Url(String),
+    /// One connection of the pool, held while listening.
+    Pool,
+}
+
 impl Store {
     /// Opens the pool. Does not migrate: call [`Store::migrate`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad [`StoreOptions::schema`] (or one given for SQLite);
+    /// [`Error::Unavailable`] when the database cannot be reached.
     pub async fn connect(options: &StoreOptions) -> Result<Self> {
         let url = options.database_url.as_str();
         let is_sqlite = url.starts_with("sqlite:");
+        let schema = schema_of(options, is_sqlite)?;
         let in_memory = is_sqlite && url.contains(":memory:");
         let mut opts = ConnectOptions::new(url.to_owned());
         opts.max_connections(if in_memory {
@@ -113,19 +171,61 @@ impl Store {
                 .busy_timeout(Duration::from_secs(15))
         });
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
-        let writer = is_sqlite.then(|| Arc::new(Mutex::new(())));
-        let (changes, outbox) = Changes::new(db.get_database_backend());
+        Ok(Self::assemble(
+            db,
+            schema,
+            true,
+            Listen::Url(options.database_url.clone()),
+        ))
+    }
+
+    /// Runs wfs on a connection pool the host already has. Reads only
+    /// [`StoreOptions::schema`] from `options`; does not migrate: call
+    /// [`Store::migrate`].
+    ///
+    /// wfs changes no session state on the pool's connections (its statements name its
+    /// schema; see [`Qualified`]), so the host's own queries on the same pool keep
+    /// seeing the host's tables. On PostgreSQL, wfs's change listener holds one of the
+    /// pool's connections for as long as the store lives. [`Store::close`] leaves the
+    /// pool open: it is the host's.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a bad [`StoreOptions::schema`] (or one given for SQLite).
+    pub async fn from_connection(conn: DatabaseConnection, options: &StoreOptions) -> Result<Self> {
+        let is_sqlite = conn.get_database_backend() == DatabaseBackend::Sqlite;
+        let schema = schema_of(options, is_sqlite)?;
+        Ok(Self::assemble(conn, schema, false, Listen::Pool))
+    }
+
+    fn assemble(
+        db: DatabaseConnection,
+        schema: Option<SchemaName>,
+        owned: bool,
+        listen: Listen,
+    ) -> Self {
+        let backend = db.get_database_backend();
+        let writer = (backend == DatabaseBackend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        let channel = changes::channel(schema.as_ref());
+        let (changes, outbox) = Changes::new(backend);
         let changes = Arc::new(changes);
         if let Some(outbox) = outbox {
             let pool = db.get_postgres_connection_pool().clone();
-            changes::notify(outbox, pool.clone());
-            changes::listen(&changes, pool, options.database_url.clone());
+            changes::notify(outbox, pool.clone(), channel.clone());
+            let url = match listen {
+                Listen::Url(url) => Some(url),
+                Listen::Pool => None,
+            };
+            changes::listen(&changes, pool, url, channel);
         }
-        Ok(Self {
-            db,
+        let schema = schema.map(Arc::new);
+        Self {
+            db: Qualified::new(db, schema.clone(), None),
+            schema,
+            owned,
             writer,
             changes,
-        })
+            writes: Arc::default(),
+        }
     }
 
     /// The change hub of this store's caches.
@@ -133,24 +233,54 @@ impl Store {
         &self.changes
     }
 
-    /// Applies every pending migration; safe to run at every start.
+    /// The schema wfs's tables live in, when one is set.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref().map(SchemaName::as_str)
+    }
+
+    /// Applies every pending migration; safe to run at every start, by several
+    /// processes at once.
+    ///
+    /// On PostgreSQL it is one transaction: it creates the schema if missing, moves
+    /// the tables and bookkeeping of a database made before schemas existed into place
+    /// (see `migration::upgrade`), and migrates with `SET LOCAL search_path` naming the
+    /// schema, which ends with the transaction. On SQLite it moves wfs's bookkeeping
+    /// rows out of `seaql_migrations`, then migrates.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when a migration fails; nothing of it is kept.
     pub async fn migrate(&self) -> Result<()> {
-        migration::Migrator::up(&self.db, None)
-            .await
-            .map_err(Error::from)
+        let tx = self.migration_tx().await?;
+        migration::upgrade::prepare(&tx, self.schema.as_deref()).await?;
+        migration::Migrator::up(&*tx, None).await?;
+        tx.commit().await
     }
 
     /// The names of the migrations [`Store::migrate`] would apply, in order.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when the database cannot be read.
     pub async fn pending_migrations(&self) -> Result<Vec<String>> {
-        Ok(migration::Migrator::get_pending_migrations(&self.db)
+        // What migrate would see, then nothing of it kept.
+        let tx = self.migration_tx().await?;
+        migration::upgrade::prepare(&tx, self.schema.as_deref()).await?;
+        let pending = migration::Migrator::get_pending_migrations(&*tx)
             .await?
             .iter()
             .map(|m| m.name().to_owned())
-            .collect())
+            .collect();
+        tx.rollback().await?;
+        Ok(pending)
     }
 
-    /// The pool, for reads.
-    pub fn conn(&self) -> &DatabaseConnection {
+    /// The transaction migrations run in: a write transaction (SQLite's writer queue).
+    async fn migration_tx(&self) -> Result<WriteTx> {
+        self.begin().await
+    }
+
+    /// The pool, for reads: its statements are wfs's ([`Qualified`]); the pool itself
+    /// is [`Qualified::inner`].
+    pub fn conn(&self) -> &Qualified<DatabaseConnection> {
         &self.db
     }
 
@@ -160,8 +290,11 @@ impl Store {
     }
 
     /// Answers when the database answers within `limit` (readiness checks).
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when it does not.
     pub async fn ping(&self, limit: Duration) -> Result<()> {
-        match tokio::time::timeout(limit, self.db.ping()).await {
+        match tokio::time::timeout(limit, self.db.inner().ping()).await {
             Ok(answer) => answer.map_err(Error::Unavailable),
             Err(_) => Err(Error::Unavailable(sea_orm::DbErr::Custom(format!(
                 "no answer to a ping within {limit:?}"
@@ -170,6 +303,9 @@ impl Store {
     }
 
     /// Begins a write transaction (see the module docs for SQLite).
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] or [`Error::Internal`] when the database does not begin one.
     pub async fn begin(&self) -> Result<WriteTx> {
         let guard = match &self.writer {
             Some(lock) => Some(lock.clone().lock_owned().await),
@@ -177,25 +313,58 @@ impl Store {
         };
         let tx = self
             .db
+            .inner()
             .begin_with_options(TransactionOptions {
                 sqlite_transaction_mode: guard.as_ref().map(|_| SqliteTransactionMode::Immediate),
                 ..Default::default()
             })
             .await?;
-        Ok(WriteTx {
+        Ok(self.write_tx(tx, guard))
+    }
+
+    /// Makes a transaction the host began a [`WriteTx`]: the host's writes (through
+    /// `&*tx`) and wfs's commit or roll back together, and wfs's after-commit work
+    /// (cache invalidation here and in other processes, wake-ups) runs only once
+    /// [`WriteTx::commit`] has committed. Until it ends, the change hub counts it as
+    /// open, so no cached read can outlive a change made in it.
+    ///
+    /// It must be a transaction on this store's database. On SQLite it does not take
+    /// wfs's writer queue (see the module docs): begin it with
+    /// [`SqliteTransactionMode::Immediate`].
+    pub fn join(&self, txn: DatabaseTransaction) -> WriteTx {
+        self.write_tx(txn, None)
+    }
+
+    fn write_tx(&self, tx: DatabaseTransaction, writer: Option<OwnedMutexGuard<()>>) -> WriteTx {
+        let open = OpenTx {
+            seq: self.changes.begin(),
+            changes: self.changes.clone(),
+        };
+        let hooks = AfterCommit::new(None);
+        let tx = Box::new(Qualified::new(tx, self.schema.clone(), Some(hooks.clone())));
+        WriteTx {
+            _registered: self.writes.register(&tx, &hooks),
             tx,
-            _writer: guard,
-            _open: OpenTx {
-                seq: self.changes.begin(),
-                changes: self.changes.clone(),
-            },
-        })
+            hooks,
+            _writer: writer,
+            _open: open,
+        }
+    }
+
+    /// `conn`, lent by the caller of a public operation, made wfs's: qualified with
+    /// the store's schema, and carrying the after-commit work of the [`WriteTx`] it is
+    /// the transaction of, if it is one.
+    pub(crate) fn enter<'c, C: ConnectionTrait>(&self, conn: &'c C) -> Qualified<Borrowed<'c, C>> {
+        Qualified::new(Borrowed(conn), self.schema.clone(), self.writes.find(conn))
     }
 
     /// A read-only transaction whose statements all see one snapshot: REPEATABLE READ
     /// on PostgreSQL; on SQLite (WAL) a deferred transaction already reads one
     /// snapshot from its first statement.
-    pub async fn read_snapshot(&self) -> Result<DatabaseTransaction> {
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] or [`Error::Internal`] when the database does not begin one.
+    pub async fn read_snapshot(&self) -> Result<Qualified<DatabaseTransaction>> {
         let tx = if self.backend() == DatabaseBackend::Postgres {
             self.db
                 .begin_with_config(
@@ -209,9 +378,28 @@ impl Store {
         Ok(tx)
     }
 
-    /// Closes the pool.
+    /// Closes the pool when it is the store's own; a host's pool
+    /// ([`Store::from_connection`]) stays open.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when closing fails.
     pub async fn close(self) -> Result<()> {
-        self.db.close().await.map_err(Error::from)
+        if !self.owned {
+            return Ok(());
+        }
+        self.db.into_inner().close().await.map_err(Error::from)
+    }
+}
+
+/// The checked schema of `options`.
+fn schema_of(options: &StoreOptions, is_sqlite: bool) -> Result<Option<SchemaName>> {
+    match &options.schema {
+        None => Ok(None),
+        Some(_) if is_sqlite => Err(Error::invalid_field(
+            "schema",
+            "applies to PostgreSQL only: on SQLite the store is a database file of its own",
+        )),
+        Some(name) => SchemaName::parse(name).map(Some),
     }
 }
 
@@ -219,8 +407,14 @@ impl Store {
 ///
 /// It dereferences to a sea-orm connection, so every `wfs-core` operation that takes
 /// `&impl ConnectionTrait` runs inside it; several operations commit or fail together.
+/// A host's own statements go through `&*tx` too, unchanged (wfs's operations qualify
+/// theirs with wfs's schema). Begun by [`Store::begin`], or a host's transaction
+/// joined by [`Store::join`].
 pub struct WriteTx {
-    tx: DatabaseTransaction,
+    // First, so that the address is given up before the box is freed.
+    _registered: Registered,
+    tx: Box<Qualified<DatabaseTransaction>>,
+    hooks: Arc<AfterCommit>,
     _writer: Option<OwnedMutexGuard<()>>,
     /// Dropped when the transaction has ended, after its commit or rollback.
     _open: OpenTx,
@@ -245,20 +439,65 @@ impl fmt::Debug for WriteTx {
 }
 
 impl WriteTx {
-    /// Commits every change made through this transaction.
+    /// Commits every change made through this transaction; then, and only then, runs
+    /// what waits for the commit: the change hub settles (caches here and in other
+    /// processes forget what changed), then the after-commit work runs (wake-ups).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] or [`Error::Unavailable`] when the commit fails; no
+    /// after-commit work runs then.
     pub async fn commit(self) -> Result<()> {
-        self.tx.commit().await.map_err(Error::from)
+        let WriteTx {
+            _registered,
+            tx,
+            hooks,
+            _writer,
+            _open,
+        } = self;
+        drop(_registered);
+        let committed = tx.into_inner().commit().await;
+        drop(_writer);
+        drop(_open);
+        committed?;
+        hooks.committed();
+        Ok(())
     }
 
-    /// Discards every change made through this transaction.
+    /// Discards every change made through this transaction, and the work waiting for
+    /// its commit.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] or [`Error::Unavailable`] when the rollback fails.
     pub async fn rollback(self) -> Result<()> {
-        self.tx.rollback().await.map_err(Error::from)
+        let WriteTx {
+            _registered,
+            tx,
+            hooks,
+            _writer,
+            _open,
+        } = self;
+        drop(_registered);
+        drop(hooks);
+        tx.into_inner().rollback().await.map_err(Error::from)
+    }
+
+    /// Runs `work` after this transaction commits, and never if it rolls back: for a
+    /// host's own wake-ups that must not run ahead of the data.
+    pub fn after_commit(&self, work: impl FnOnce() + Send + 'static) {
+        self.tx.after_commit(work);
+    }
+
+    /// The transaction as wfs's own statements run on it: statements given to it are
+    /// qualified with wfs's schema (a host's statements about wfs's tables), where
+    /// `&*tx` runs them as written (the host's own tables).
+    pub fn qualified(&self) -> &Qualified<DatabaseTransaction> {
+        &self.tx
     }
 }
 
 impl Deref for WriteTx {
     type Target = DatabaseTransaction;
     fn deref(&self) -> &DatabaseTransaction {
-        &self.tx
+        self.tx.inner()
     }
 }

@@ -6,13 +6,13 @@
 
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select,
-    UpdateMany,
+    ColumnTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select, UpdateMany,
 };
 use uuid::Uuid;
 
@@ -73,7 +73,7 @@ pub(crate) fn update_owned_by<E: CompanyOwned>(company: CompanyId) -> UpdateMany
 /// The row of `E` with primary key `id` when `company` owns it; otherwise
 /// [`Error::NotFound`] of `kind`, the same for an unknown id and another company's.
 pub(crate) async fn find_owned<E>(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     id: Uuid,
     kind: &'static str,
@@ -91,7 +91,7 @@ where
 
 /// `query` taking row locks until commit where the backend has them (PostgreSQL's
 /// `FOR UPDATE`); SQLite's write transaction already holds the whole database.
-pub(crate) fn locked<E: EntityTrait>(conn: &impl ConnectionTrait, query: Select<E>) -> Select<E> {
+pub(crate) fn locked<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Select<E> {
     match conn.get_database_backend() {
         sea_orm::DatabaseBackend::Postgres => query.lock_exclusive(),
         _ => query,

@@ -9,19 +9,20 @@
 
 use crate::error::{Error, Result};
 use crate::ids::CompanyId;
+use crate::persistence::WfsConn;
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, Value};
+use sea_orm::{DatabaseBackend, Statement, Value};
 use uuid::Uuid;
 
 fn statement(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     sql: impl Into<String>,
     values: impl IntoIterator<Item = Value>,
 ) -> Statement {
     Statement::from_sql_and_values(conn.get_database_backend(), sql, values)
 }
 
-fn is_postgres(conn: &impl ConnectionTrait) -> bool {
+fn is_postgres(conn: &impl WfsConn) -> bool {
     conn.get_database_backend() == DatabaseBackend::Postgres
 }
 
@@ -29,7 +30,7 @@ fn is_postgres(conn: &impl ConnectionTrait) -> bool {
 /// `max(now, previous)`: the update row-locks the counter until commit. `None` when
 /// the company does not exist.
 pub(crate) async fn next_resource_version(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     now: DateTime<Utc>,
 ) -> Result<Option<(i64, DateTime<Utc>)>> {
@@ -58,7 +59,7 @@ pub(crate) type FeedEntry = (Uuid, i64, bool);
 /// The first `limit` live memberships and tombstones of the company with a version
 /// above `after`, in version order: one keyset range scan over both tables.
 pub(crate) async fn feed_entries(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     after: i64,
     limit: i64,
@@ -109,7 +110,7 @@ fn placeholders(first: usize, n: usize) -> String {
 /// within a membership by start, then id. The memberships are the company's own, taken
 /// from its feed page; they are looked up by primary key only (see `hydrate`).
 pub(crate) async fn feed_shifts(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     members: &[Uuid],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -147,7 +148,7 @@ pub(crate) async fn feed_shifts(
 /// The first `limit` (all when `None`) unavailability intervals of the given
 /// memberships overlapping `[from, to)`, in feed order, as [`feed_shifts`].
 pub(crate) async fn feed_intervals(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     members: &[Uuid],
     from: DateTime<Utc>,
     to: DateTime<Utc>,
@@ -183,7 +184,7 @@ pub(crate) async fn feed_intervals(
 /// The least version updated at or after `since`, among the company's live and
 /// deleted memberships.
 pub(crate) async fn version_floor(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     since: DateTime<Utc>,
 ) -> Result<Option<i64>> {
@@ -213,7 +214,7 @@ pub(crate) async fn version_floor(
 /// `worked_micros` in date order, so the sum needs neither the table nor a sort
 /// (migration `m20261125_000008`).
 pub(crate) async fn micros_worked_per_day(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     from: NaiveDate,
     to: NaiveDate,
@@ -241,7 +242,7 @@ pub(crate) async fn micros_worked_per_day(
 /// Approved overtime hours worked on days in `[from, to)`, summed per user and job
 /// role; only at `branch` when given.
 pub(crate) async fn approved_overtime(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     from: NaiveDate,
     to: NaiveDate,
@@ -282,7 +283,7 @@ pub(crate) async fn approved_overtime(
 /// taken in the same statement as the insert, one round trip. On SQLite one
 /// process owns the file and [`crate::service::idempotency`] excludes in memory.
 pub(crate) async fn claim_idempotency_key_locked(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     claim: &NewClaim<'_>,
 ) -> Result<Option<bool>> {
     if !is_postgres(conn) {
@@ -312,7 +313,7 @@ pub(crate) async fn claim_idempotency_key_locked(
 /// A new idempotency record for (`scope`, `key`), unless one exists: whether this
 /// call inserted it. Racing claimers meet the primary key, and exactly one wins.
 pub(crate) async fn insert_idempotency_claim(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     claim: &NewClaim<'_>,
 ) -> Result<bool> {
     let inserted = conn
@@ -358,7 +359,7 @@ impl NewClaim<'_> {
 /// not yet here): that one is skipped, where a plain insert would fail the write
 /// on the foreign key.
 pub(crate) async fn insert_pending_deliveries(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     event: Uuid,
     event_type: &str,

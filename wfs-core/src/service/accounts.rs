@@ -217,6 +217,7 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         input: NewCompanyAdmin,
     ) -> Result<CreatedCompany> {
+        let conn = &self.store().enter(conn);
         use crate::domain::validate::required_text;
         let company_name = required_text("company", &input.company_name, 200)?;
         let email = normalize_email("email", &input.email)?;
@@ -282,6 +283,7 @@ impl Wfs {
         company: CompanyId,
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
+        let conn = &self.store().enter(conn);
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
         use crate::service::webhooks::emit::StaffData;

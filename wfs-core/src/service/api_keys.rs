@@ -16,6 +16,7 @@ use crate::domain::scope::ScopeSet;
 use crate::domain::validate::required_text;
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{ApiKeyId, CompanyId};
+use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{api_key, company};
 use crate::persistence::repo::{find_owned, owned_by};
@@ -308,7 +309,7 @@ impl Wfs {
                     .add(api_key::Column::LastUsedAt.is_null())
                     .add(api_key::Column::LastUsedAt.lte(now - LAST_USED_GRANULARITY)),
             )
-            .exec(&*tx)
+            .exec(tx.qualified())
             .await?;
         tx.commit().await
     }
@@ -337,6 +338,7 @@ impl Wfs {
         admin: AdminPrincipal,
         input: NewApiKey,
     ) -> Result<IssuedKey> {
+        let conn = &self.store().enter(conn);
         self.issue_api_key(conn, admin.company_id, Some(admin.user_id), input)
             .await
     }
@@ -354,6 +356,7 @@ impl Wfs {
         company: CompanyId,
         input: NewApiKey,
     ) -> Result<IssuedKey> {
+        let conn = &self.store().enter(conn);
         company::Entity::find_by_id(company.0)
             .one(conn)
             .await?
@@ -363,7 +366,7 @@ impl Wfs {
 
     async fn issue_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         created_by: Option<crate::ids::UserId>,
         input: NewApiKey,
@@ -395,6 +398,7 @@ impl Wfs {
         company: CompanyId,
         name: &str,
     ) -> Result<IssuedKey> {
+        let conn = &self.store().enter(conn);
         let new = KeyRow {
             company,
             created_by: None,
@@ -407,7 +411,7 @@ impl Wfs {
 
     async fn insert_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         new: KeyRow,
         allowed_ips: &IpAllowlist,
         expires_at: Option<DateTime<Utc>>,
@@ -444,7 +448,7 @@ impl Wfs {
 
     async fn find_company_key(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<api_key::Model> {
@@ -468,6 +472,7 @@ impl Wfs {
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<IssuedKey> {
+        let conn = &self.store().enter(conn);
         let key = self.find_company_key(conn, admin, id).await?;
         if key.expires_at.is_some_and(|at| at <= self.now()) {
             return Err(Error::conflict(crate::AuthFailure::KeyExpired.message()));
@@ -500,6 +505,7 @@ impl Wfs {
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<ApiKeyInfo> {
+        let conn = &self.store().enter(conn);
         let key = self.find_company_key(conn, admin, id).await?;
         let now = self.now();
         let mut active: api_key::ActiveModel = key.into();

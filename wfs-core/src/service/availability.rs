@@ -45,6 +45,7 @@ impl Wfs {
         end: DateTime<Utc>,
         reason: &str,
     ) -> Result<UnavailabilityId> {
+        let conn = &self.store().enter(conn);
         if end <= start {
             return Err(Error::invalid_field("end", "must be after start"));
         }
@@ -76,6 +77,7 @@ impl Wfs {
         company: CompanyId,
         id: UnavailabilityId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         let found =
             find_owned::<unavailability::Entity>(conn, company, id.0, "Unavailability").await?;
         unavailability::Entity::delete_by_id(id.0)
@@ -97,6 +99,7 @@ impl Wfs {
         code: &str,
         name: &str,
     ) -> Result<SkillSetId> {
+        let conn = &self.store().enter(conn);
         let id = Uuid::now_v7();
         skill_set::ActiveModel {
             id: Set(id),
@@ -122,6 +125,7 @@ impl Wfs {
         member: MembershipId,
         skill_set: SkillSetId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         find_member(conn, company, member).await?;
         find_owned::<skill_set::Entity>(conn, company, skill_set.0, "Skill set").await?;
         let now = self.now();
@@ -161,6 +165,7 @@ impl Wfs {
         member: MembershipId,
         skill_set: SkillSetId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         find_member(conn, company, member).await?;
         let deleted = member_skill::Entity::delete_by_id((member.0, skill_set.0))
             .exec(conn)
@@ -184,6 +189,7 @@ impl Wfs {
         company: CompanyId,
         member: MembershipId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         find_member(conn, company, member).await?;
         membership::Entity::delete_by_id(member.0)
             .exec(conn)

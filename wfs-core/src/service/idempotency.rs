@@ -26,6 +26,7 @@ use crate::Wfs;
 use crate::WriteTx;
 use crate::domain::idempotency::{Fingerprint, IdempotencyKey};
 use crate::error::{Error, IdempotencyConflict, Result};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::idempotency_record as record;
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};
@@ -137,7 +138,7 @@ impl Wfs {
             let token = Uuid::new_v4();
             let tx = self.store().begin().await?;
             match self
-                .claim_step(&*tx, scope, key.as_str(), fp, token, false)
+                .claim_step(tx.qualified(), scope, key.as_str(), fp, token, false)
                 .await?
             {
                 Step::Acquired => {
@@ -219,7 +220,7 @@ impl Wfs {
             let token = Uuid::new_v4();
             // The first attempt takes the advisory lock, in the claim's own statement.
             let step = self
-                .claim_step(&**tx, scope, key, fp, token, attempt == 0)
+                .claim_step(tx.qualified(), scope, key, fp, token, attempt == 0)
                 .await?;
             match step {
                 Step::Acquired => {
@@ -243,7 +244,7 @@ impl Wfs {
     /// transaction's exclusion on the key ([`sql::claim_idempotency_key_locked`]).
     async fn claim_step(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         scope: &str,
         key: &str,
         fp: &Fingerprint,
@@ -319,6 +320,7 @@ impl Wfs {
         lock: &IdempotencyLock,
         response: &StoredResponse,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
         let done = record::Entity::update_many()
             .col_expr(record::Column::State, COMPLETED.into())
@@ -350,7 +352,7 @@ impl Wfs {
             .filter(record::Column::Key.eq(lock.key.as_str()))
             .filter(record::Column::LockToken.eq(lock.token))
             .filter(record::Column::State.eq(IN_PROGRESS))
-            .exec(&*tx)
+            .exec(tx.qualified())
             .await?;
         tx.commit().await
     }
@@ -361,7 +363,7 @@ impl Wfs {
         let tx = self.store().begin().await?;
         let deleted = record::Entity::delete_many()
             .filter(record::Column::CreatedAt.lte(cutoff))
-            .exec(&*tx)
+            .exec(tx.qualified())
             .await?
             .rows_affected;
         tx.commit().await?;

@@ -5,6 +5,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
+use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
@@ -155,6 +156,7 @@ impl Wfs {
         company: CompanyId,
         id: JobRoleId,
     ) -> Result<JobRole> {
+        let conn = &self.store().enter(conn);
         Ok(find_live(conn, company, id).await?.into())
     }
 
@@ -168,6 +170,7 @@ impl Wfs {
         company: CompanyId,
         input: NewJobRole,
     ) -> Result<JobRole> {
+        let conn = &self.store().enter(conn);
         let now = self.now();
         let model = job_role::ActiveModel {
             id: Set(JobRoleId::new().0),
@@ -212,6 +215,7 @@ impl Wfs {
         id: JobRoleId,
         patch: JobRolePatch,
     ) -> Result<JobRole> {
+        let conn = &self.store().enter(conn);
         if patch.is_empty() {
             return Err(Error::invalid(
                 "the request body must contain at least one field to update",
@@ -293,6 +297,7 @@ impl Wfs {
         company: CompanyId,
         id: JobRoleId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         let now = self.now();
         let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
         active.deleted_at = Set(Some(now));
@@ -316,7 +321,7 @@ impl Wfs {
 }
 
 async fn find_live(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     id: JobRoleId,
 ) -> Result<job_role::Model> {

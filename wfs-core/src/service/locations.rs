@@ -9,6 +9,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{location, membership};
 use crate::persistence::repo::{find_owned, owned_by};
 use crate::service::webhooks::emit::LocationData;
@@ -225,6 +226,7 @@ impl Wfs {
         company: CompanyId,
         id: LocationId,
     ) -> Result<Location> {
+        let conn = &self.store().enter(conn);
         Ok(find(conn, company, id).await?.into())
     }
 
@@ -238,6 +240,7 @@ impl Wfs {
         company: CompanyId,
         input: NewLocation,
     ) -> Result<CreatedLocation> {
+        let conn = &self.store().enter(conn);
         let name = name(&input.name)?;
         let symbol = match input.symbol {
             Some(s) => symbol(&s)?,
@@ -298,6 +301,7 @@ impl Wfs {
         id: LocationId,
         patch: LocationPatch,
     ) -> Result<Location> {
+        let conn = &self.store().enter(conn);
         if patch.is_empty() {
             return Err(Error::invalid(
                 "the request body must contain at least one field to update",
@@ -379,11 +383,7 @@ impl Wfs {
     }
 }
 
-async fn find(
-    conn: &impl ConnectionTrait,
-    company: CompanyId,
-    id: LocationId,
-) -> Result<location::Model> {
+async fn find(conn: &impl WfsConn, company: CompanyId, id: LocationId) -> Result<location::Model> {
     find_owned::<location::Entity>(conn, company, id.0, "Location").await
 }
 

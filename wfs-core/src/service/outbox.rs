@@ -30,12 +30,13 @@
 use crate::Wfs;
 use crate::error::{Error, Result};
 use crate::ids::CompanyId;
+use crate::persistence::WfsConn;
 use crate::persistence::entity::outbox;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -118,7 +119,7 @@ impl Wfs {
     /// Queues an email in `conn`'s transaction: it is sent only if that commits.
     pub(crate) async fn enqueue_email(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: Option<CompanyId>,
         kind: &str,
         email: &Email,
@@ -229,7 +230,7 @@ impl Wfs {
             .filter(outbox::Column::Id.eq(id))
             .filter(outbox::Column::SentAt.is_null())
             .filter(outbox::Column::NextAttemptAt.eq(seen_at))
-            .exec(&*tx)
+            .exec(tx.qualified())
             .await?
             .rows_affected
             == 1;
@@ -264,7 +265,7 @@ impl Wfs {
                 ),
         };
         let tx = self.begin().await?;
-        let updated = update.exec(&*tx).await?.rows_affected;
+        let updated = update.exec(tx.qualified()).await?.rows_affected;
         tx.commit().await?;
         if updated == 0 {
             tracing::warn!(outbox_id = %id, "outbox lease expired before the outcome was recorded");

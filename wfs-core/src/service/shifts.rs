@@ -14,6 +14,7 @@ use crate::domain::validate::{hex_color, number_in, optional_text, required_text
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, Ref, ShiftId, SlotId, UserId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
 use crate::service::webhooks::emit::{ShiftData, SlotData};
@@ -273,6 +274,7 @@ impl Wfs {
         company: CompanyId,
         input: NewShiftSlot,
     ) -> Result<(Slot, Shift)> {
+        let conn = &self.store().enter(conn);
         let valid = validate_slot(&input)?;
         let branch = self
             .find_location(conn, company, input.branch_id.id("Location")?)
@@ -401,6 +403,7 @@ impl Wfs {
         company: CompanyId,
         input: Booking,
     ) -> Result<Booked> {
+        let conn = &self.store().enter(conn);
         let ValidBooking { date, reminders } = validate_booking(&input)?;
         let slot = locked_slot(conn, company, input.slot_id, date).await?;
         let members = active_assignees(conn, company, &input.assignees).await?;
@@ -484,6 +487,7 @@ impl Wfs {
         company: CompanyId,
         id: ShiftId,
     ) -> Result<Shift> {
+        let conn = &self.store().enter(conn);
         let shift = find_shift(conn, company, id).await?;
         let cancelled = ShiftStatus::from_stored(&shift.status).cancel()?;
         let member = shift.membership_id;
@@ -540,7 +544,7 @@ fn validate_booking(input: &Booking) -> Result<ValidBooking> {
 /// The company's slot, row-locked until commit so that concurrent bookings count
 /// the same places; it must run on `date`'s weekday.
 async fn locked_slot(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     slot: Ref<SlotId>,
     date: NaiveDate,
@@ -563,7 +567,7 @@ async fn locked_slot(
 /// first assignee (in order) who is not an active member is a 404; one listed twice
 /// is a 409.
 async fn active_assignees(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     assignees: &[Assignee],
 ) -> Result<Vec<membership::Model>> {
@@ -605,7 +609,7 @@ async fn active_assignees(
 
 /// The live (not cancelled) shifts of a slot on a date, in id order.
 async fn live_shifts(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     slot: &shift_slot::Model,
     date: NaiveDate,
 ) -> Result<Vec<shift::Model>> {
@@ -621,7 +625,7 @@ async fn live_shifts(
 /// Assigns an open place (an unassigned pending shift) to `member`: it becomes
 /// confirmed, with the booking's reminders when it sent any.
 async fn fill_place(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     place: shift::Model,
     member: &membership::Model,
     reminders: Option<String>,
@@ -639,7 +643,7 @@ async fn fill_place(
 }
 
 pub(crate) async fn find_shift(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     id: ShiftId,
 ) -> Result<shift::Model> {
@@ -647,7 +651,7 @@ pub(crate) async fn find_shift(
 }
 
 async fn insert_shift(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     slot: &shift_slot::Model,
     date_field: &str,
     date: NaiveDate,

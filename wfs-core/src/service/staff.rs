@@ -12,6 +12,7 @@ use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use crate::service::webhooks::emit::StaffData;
@@ -136,6 +137,7 @@ impl Wfs {
         company: CompanyId,
         id: MembershipId,
     ) -> Result<StaffMember> {
+        let conn = &self.store().enter(conn);
         let member = find_member(conn, company, id).await?;
         if MembershipStatus::from_code(member.status) == MembershipStatus::Deactivated {
             return Ok(member.into());
@@ -199,7 +201,7 @@ impl Wfs {
 
 /// The company's membership `id`; another company's answers as unknown.
 pub(crate) async fn find_member(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     id: MembershipId,
 ) -> Result<membership::Model> {

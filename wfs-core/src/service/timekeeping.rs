@@ -21,6 +21,7 @@ use crate::domain::validate::number_in;
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, ShiftId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{overtime_record, shift};
 use crate::service::shifts::{Shift, find_shift};
 use crate::service::staff::find_member;
@@ -42,6 +43,7 @@ impl Wfs {
         shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
+        let conn = &self.store().enter(conn);
         let shift = find_shift(conn, company, shift_id).await?;
         if !ShiftStatus::from_stored(&shift.status).is_live() {
             return Err(Error::conflict("Shift is cancelled"));
@@ -70,6 +72,7 @@ impl Wfs {
         shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
+        let conn = &self.store().enter(conn);
         let shift = find_shift(conn, company, shift_id).await?;
         let Some(clocked_in) = shift.clocked_in else {
             return Err(Error::conflict("Shift is not clocked in"));
@@ -98,6 +101,7 @@ impl Wfs {
         shift_id: ShiftId,
         minutes: i32,
     ) -> Result<Shift> {
+        let conn = &self.store().enter(conn);
         if !(1..=1440).contains(&minutes) {
             return Err(Error::invalid_field(
                 "minutes",
@@ -129,6 +133,7 @@ impl Wfs {
         worked_on: NaiveDate,
         hours: f64,
     ) -> Result<Uuid> {
+        let conn = &self.store().enter(conn);
         let hours = number_in("hours", hours, 0.0, 24.0)?;
         if hours == 0.0 {
             return Err(Error::invalid_field("hours", "must be more than 0"));
@@ -158,7 +163,7 @@ impl Wfs {
     /// Saves a clocked shift and emits `shift.updated`.
     async fn shift_updated(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         active: shift::ActiveModel,
     ) -> Result<Shift> {

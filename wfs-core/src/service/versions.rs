@@ -12,12 +12,13 @@ use crate::Wfs;
 use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::membership;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
 use crate::service::webhooks::emit::ResourceData;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// A freshly allocated version and its timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +33,7 @@ impl Wfs {
     /// Takes the company's next resource version inside `conn`'s transaction.
     pub(crate) async fn next_resource_version(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
     ) -> Result<ResourceVersion> {
         let (version, updated_at) = sql::next_resource_version(conn, company, self.now())
@@ -48,7 +49,7 @@ impl Wfs {
     /// changed in this transaction.
     pub(crate) async fn bump_membership(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         id: MembershipId,
     ) -> Result<()> {
@@ -65,7 +66,7 @@ impl Wfs {
     /// Emits `workforce.resource.updated`: membership `id` took version `v`.
     pub(crate) async fn resource_changed(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         id: MembershipId,
         v: ResourceVersion,
@@ -85,7 +86,7 @@ impl Wfs {
     /// version, in id order.
     pub(crate) async fn bump_members_holding(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         column: membership::Column,
         id: uuid::Uuid,

@@ -42,13 +42,14 @@ pub use crate::domain::supply::SupplyStatus;
 use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{
     job_role, location, member_skill, membership, membership_tombstone, skill_set,
 };
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql::{self, FeedEntry, FeedInterval, FeedShift};
 use chrono::{DateTime, Duration, Utc};
-use sea_orm::{ColumnTrait, DatabaseTransaction, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect, TransactionSession};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -523,7 +524,7 @@ impl Embedded {
 /// Builds the representations of the given memberships around their embedded rows,
 /// in a handful of batched queries (never per membership).
 async fn hydrate(
-    tx: &DatabaseTransaction,
+    tx: &impl WfsConn,
     company: CompanyId,
     ids: &[Uuid],
     from: DateTime<Utc>,

@@ -15,6 +15,7 @@ mod m20261122_000006_create_membership_tombstones;
 mod m20261125_000007_create_webhooks;
 mod m20261125_000008_index_shifts_worked_time;
 mod m20261126_000009_company_external_ref;
+pub(crate) mod upgrade;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -34,6 +35,12 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000008_index_shifts_worked_time::Migration),
             Box::new(m20261126_000009_company_external_ref::Migration),
         ]
+    }
+
+    /// wfs's own bookkeeping table ([`crate::persistence::MIGRATIONS_TABLE`]), never
+    /// sea-orm's default `seaql_migrations`, which a host's own migrator uses.
+    fn migration_table_name() -> DynIden {
+        Alias::new(crate::persistence::MIGRATIONS_TABLE).into_iden()
     }
 }
 

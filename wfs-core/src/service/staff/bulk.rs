@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::ids::{
     CompanyId, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, SkillSetId, UserId,
 };
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
@@ -175,6 +176,7 @@ impl Wfs {
     where
         C: ConnectionTrait + TransactionTrait,
     {
+        let conn = &self.store().enter(conn);
         if items.is_empty() {
             return Err(Error::invalid(
                 "the request must contain at least one staff member",
@@ -265,7 +267,7 @@ impl Wfs {
     /// Checks an item's valid fields for duplicates and resolves its references.
     async fn resolve(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         fields: ValidStaff,
         item: &NewStaffMember,
@@ -308,7 +310,7 @@ impl Wfs {
     /// Inserts one member's rows; runs inside the item's savepoint.
     async fn insert_member(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         company_name: &str,
         member: &Resolved,
@@ -555,7 +557,7 @@ struct Stored {
 impl Stored {
     /// Reads, in one statement, which of the batch's unique values are taken.
     async fn clashing<'a>(
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         batch: impl Iterator<Item = &'a ValidStaff>,
     ) -> Result<Self> {
         let (emails, user_names): (Vec<&str>, Vec<String>) = batch
@@ -597,7 +599,7 @@ impl Stored {
 }
 
 async fn find_branch(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     branch: &Ref<LocationId>,
     lookups: &mut Lookups,
@@ -623,7 +625,7 @@ async fn find_branch(
 /// A live job role of the company by id, or by symbol (case-insensitive; a symbol
 /// several roles share is ambiguous).
 async fn find_job_role(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     role: &JobRoleRef,
     lookups: &mut Lookups,
@@ -665,7 +667,7 @@ async fn find_job_role(
 
 /// The company's skill sets among `refs` (duplicates collapse).
 async fn find_skill_sets(
-    conn: &impl ConnectionTrait,
+    conn: &impl WfsConn,
     company: CompanyId,
     refs: &[Ref<SkillSetId>],
 ) -> Checked<BTreeSet<uuid::Uuid>> {

@@ -10,6 +10,7 @@ use crate::domain::json::whole_number;
 use crate::domain::webhook::{DeliveryStatus, EventType, Subscription};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::owned_by;
@@ -19,7 +20,7 @@ use crate::service::locations::Location;
 use crate::service::shifts::{Shift, Slot};
 use crate::service::staff::StaffMember;
 use chrono::{DateTime, SecondsFormat, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect, Set};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -243,7 +244,7 @@ impl Wfs {
     /// The company's subscriptions come from [`Wfs::webhook_subscriptions`], cached.
     pub(crate) async fn emit<T: Serialize>(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         kind: EventType,
         data: &T,
@@ -296,7 +297,7 @@ impl Wfs {
     /// write is not failed by an endpoint that is gone.
     pub(crate) async fn webhook_subscriptions(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
     ) -> Result<Arc<[(WebhookEndpointId, Subscription)]>> {
         let load = || async {
@@ -331,7 +332,7 @@ impl Wfs {
     /// Writes the event row and one pending delivery per target endpoint.
     pub(crate) async fn record_event<T: Serialize>(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         kind: EventType,
         data: &T,
@@ -368,7 +369,7 @@ impl Wfs {
         )
         .await?;
         if queued > 0 {
-            self.webhooks().wake();
+            self.wake_webhooks_after_commit(conn);
         }
         if queued < targets.len() as u64 {
             // The cached subscriptions named an endpoint that is gone: read them

@@ -18,6 +18,7 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::{find_owned, locked, owned_by};
@@ -397,7 +398,7 @@ impl Wfs {
 
     async fn find_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<webhook_endpoint::Model> {
@@ -407,6 +408,14 @@ impl Wfs {
     /// Announces a change to which endpoints the company has, which are enabled, or
     /// what they subscribe to: the subscriptions every emitted event reads are cached
     /// (see [`Wfs::webhook_subscriptions`]). Call it right after the statement.
+    /// Wakes this process's webhook worker once `conn`'s transaction has committed
+    /// (at once outside a transaction): woken before, it would find nothing due yet
+    /// and sleep until its next poll.
+    pub(crate) fn wake_webhooks_after_commit(&self, conn: &impl WfsConn) {
+        let webhooks = self.webhooks.clone();
+        conn.after_commit(move || webhooks.wake());
+    }
+
     pub(crate) fn webhook_endpoints_changed(&self, company: CompanyId) {
         self.store().changes().changed(Topic::Endpoints(company));
     }
@@ -422,6 +431,7 @@ impl Wfs {
         company: CompanyId,
         input: NewEndpoint,
     ) -> Result<EndpointWithSecret> {
+        let conn = &self.store().enter(conn);
         let url = self.endpoint_url(&input.url).await?;
         let description = description(input.description)?;
         let subscription = Subscription::parse(&input.event_types)?;
@@ -503,6 +513,7 @@ impl Wfs {
         id: WebhookEndpointId,
         patch: EndpointPatch,
     ) -> Result<Endpoint> {
+        let conn = &self.store().enter(conn);
         let url = match patch.url.as_deref() {
             Some(raw) => Some(self.endpoint_url(raw).await?),
             None => None,
@@ -540,7 +551,7 @@ impl Wfs {
         let updated = active.update(conn).await?;
         self.webhook_endpoints_changed(company);
         if updated.enabled {
-            self.webhooks.wake();
+            self.wake_webhooks_after_commit(conn);
         }
         Ok(updated.into())
     }
@@ -555,6 +566,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<()> {
+        let conn = &self.store().enter(conn);
         // The endpoint row first, as the worker locks it before its deliveries: the
         // same order everywhere, so a delete and a claim never deadlock.
         let found = locked(
@@ -586,6 +598,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<EndpointWithSecret> {
+        let conn = &self.store().enter(conn);
         let found = self.find_endpoint(conn, company, id).await?;
         let now = self.now();
         let secret = WebhookSecret::generate();
@@ -611,6 +624,7 @@ impl Wfs {
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<WebhookEventId> {
+        let conn = &self.store().enter(conn);
         let found = self.find_endpoint(conn, company, id).await?;
         let endpoint = WebhookEndpointId(found.id);
         self.record_event(
@@ -639,6 +653,7 @@ impl Wfs {
         since: DateTime<Utc>,
         until: Option<DateTime<Utc>>,
     ) -> Result<u64> {
+        let conn = &self.store().enter(conn);
         let until = until.unwrap_or_else(|| self.now());
         if since > until {
             return Err(Error::invalid_field("since", "must not be after until"));
@@ -682,7 +697,7 @@ impl Wfs {
             }
         }
         if queued > 0 {
-            self.webhooks.wake();
+            self.wake_webhooks_after_commit(conn);
         }
         Ok(queued)
     }
@@ -752,6 +767,7 @@ impl Wfs {
         endpoint: WebhookEndpointId,
         delivery: WebhookDeliveryId,
     ) -> Result<Delivery> {
+        let conn = &self.store().enter(conn);
         self.find_endpoint(conn, company, endpoint).await?;
         let found = owned_by::<webhook_delivery::Entity>(company)
             .filter(webhook_delivery::Column::Id.eq(delivery.0))
@@ -765,7 +781,7 @@ impl Wfs {
         active.status = Set(DeliveryStatus::Pending.as_str().to_owned());
         active.next_attempt_at = Set(Some(self.now()));
         let updated = active.update(conn).await?;
-        self.webhooks.wake();
+        self.wake_webhooks_after_commit(conn);
         Ok(updated.into())
     }
 
@@ -827,5 +843,103 @@ impl Wfs {
             limit,
             next_cursor,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::accounts::NewCompanyAdmin;
+    use crate::service::job_roles::NewJobRole;
+    use crate::{Store, StoreOptions};
+    use sea_orm::{SqliteTransactionMode, TransactionOptions, TransactionTrait};
+
+    /// Whether the worker's wake-up is waiting (it keeps one until taken).
+    async fn woken(wfs: &Wfs) -> bool {
+        tokio::time::timeout(Duration::from_millis(20), wfs.webhooks.woken())
+            .await
+            .is_ok()
+    }
+
+    fn role() -> NewJobRole {
+        NewJobRole {
+            title: "Nurse".into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn the_worker_is_woken_for_an_event_only_once_its_transaction_has_committed() {
+        // Arrange: a company with an endpoint for every event.
+        let store = Store::connect(&StoreOptions::new("sqlite::memory:"))
+            .await
+            .unwrap();
+        store.migrate().await.unwrap();
+        let wfs = Wfs::new(store, b"a secret of at least thirty-two bytes!!")
+            .unwrap()
+            .with_webhook_settings(WebhookSettings {
+                allow_private: true,
+                ..Default::default()
+            });
+        let tx = wfs.begin().await.unwrap();
+        let company = wfs
+            .create_company_with_admin(
+                &*tx,
+                NewCompanyAdmin {
+                    company_name: "Acme".into(),
+                    email: "admin@acme.test".into(),
+                    password: "correct-horse-battery".into(),
+                    first_name: "Ada".into(),
+                    last_name: "Admin".into(),
+                },
+            )
+            .await
+            .unwrap()
+            .company_id;
+        wfs.create_webhook_endpoint(
+            &*tx,
+            company,
+            NewEndpoint {
+                url: "https://127.0.0.1:9/hook".into(),
+                description: None,
+                event_types: Vec::new(),
+                enabled: None,
+            },
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        woken(&wfs).await;
+
+        // Act / Assert: rolled back, never; committed, after the commit only.
+        let tx = wfs.begin().await.unwrap();
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.rollback().await.unwrap();
+        assert!(!woken(&wfs).await, "woken for a rolled-back event");
+
+        let tx = wfs.begin().await.unwrap();
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.commit().await.unwrap();
+        assert!(woken(&wfs).await, "not woken after the commit");
+
+        // A host's transaction, joined, the same.
+        let host = wfs.store().conn().inner().clone();
+        let begin = || {
+            host.begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+        };
+        let tx = wfs.join(begin().await.unwrap());
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        drop(tx);
+        assert!(!woken(&wfs).await, "woken for a dropped transaction");
+        let tx = wfs.join(begin().await.unwrap());
+        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        assert!(!woken(&wfs).await, "woken inside the transaction");
+        tx.commit().await.unwrap();
+        assert!(woken(&wfs).await, "not woken after the commit");
     }
 }

@@ -37,12 +37,13 @@ use crate::domain::webhook::{
     AttemptError, DeliveryStatus, DisabledReason, RETENTION, non_public_reason,
 };
 use crate::error::{Error, Result};
+use crate::persistence::WfsConn;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, DatabaseTransaction, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, QueryTrait,
 };
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -331,7 +332,7 @@ impl Worker {
             // An endpoint another server is claiming for right now is skipped.
             find = find.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
         }
-        let targets = find.all(&*tx).await?;
+        let targets = find.all(tx.qualified()).await?;
         if targets.is_empty() {
             tx.rollback().await?;
             return Ok(Vec::new());
@@ -345,7 +346,7 @@ impl Worker {
             .filter(webhook_delivery::Column::LeasedUntil.gt(now))
             .group_by(webhook_delivery::Column::EndpointId)
             .into_tuple::<(Uuid, i64)>()
-            .all(&*tx)
+            .all(tx.qualified())
             .await?
             .into_iter()
             .collect();
@@ -376,7 +377,7 @@ impl Worker {
                 .order_by_asc(webhook_delivery::Column::Id)
                 .limit(free)
                 .into_tuple()
-                .all(&*tx)
+                .all(tx.qualified())
                 .await?;
             let target = Arc::new(target);
             rows.extend(
@@ -398,7 +399,7 @@ impl Worker {
                 Expr::value(leased_until),
             )
             .filter(webhook_delivery::Column::Id.is_in(rows.iter().map(|r| r.0)))
-            .exec(&*tx)
+            .exec(tx.qualified())
             .await?;
         tx.commit().await?;
         let mut events: HashSet<Uuid> = rows.iter().map(|r| r.1).collect();
@@ -476,12 +477,17 @@ impl Worker {
                 .order_by_asc(webhook_endpoint::Column::Id)
                 .lock_exclusive()
                 .into_tuple::<Uuid>()
-                .all(&*tx)
+                .all(tx.qualified())
                 .await?;
         }
         for done in batch {
-            self.record(&tx, &done.claim, done.started, done.outcome.clone())
-                .await?;
+            self.record(
+                tx.qualified(),
+                &done.claim,
+                done.started,
+                done.outcome.clone(),
+            )
+            .await?;
         }
         tx.commit().await?;
         // Counted once recorded, so a batch that failed to commit is counted when it
@@ -625,7 +631,7 @@ impl Worker {
     /// Writes an attempt's outcome, under the claim's token only.
     async fn record(
         &self,
-        tx: &DatabaseTransaction,
+        tx: &impl WfsConn,
         claim: &Claim,
         started: DateTime<Utc>,
         outcome: Outcome,
@@ -795,7 +801,7 @@ impl Worker {
     /// pending and resume when it is re-enabled.
     async fn note_failure(
         &self,
-        conn: &impl ConnectionTrait,
+        conn: &impl WfsConn,
         target: &webhook_endpoint::Model,
         now: DateTime<Utc>,
     ) -> Result<()> {
@@ -846,7 +852,7 @@ impl Worker {
             let tx = self.wfs.store().begin().await?;
             purged += webhook_delivery::Entity::delete_many()
                 .filter(webhook_delivery::Column::Id.is_in(ids))
-                .exec(&*tx)
+                .exec(tx.qualified())
                 .await?
                 .rows_affected;
             tx.commit().await?;
@@ -867,11 +873,11 @@ impl Worker {
             // A delivery queued (by a replay) after the first loop goes with its event.
             webhook_delivery::Entity::delete_many()
                 .filter(webhook_delivery::Column::EventId.is_in(ids.iter().copied()))
-                .exec(&*tx)
+                .exec(tx.qualified())
                 .await?;
             purged += webhook_event::Entity::delete_many()
                 .filter(webhook_event::Column::Id.is_in(ids))
-                .exec(&*tx)
+                .exec(tx.qualified())
                 .await?
                 .rows_affected;
             tx.commit().await?;
