@@ -283,7 +283,7 @@ impl Wfs {
     ) -> Result<RestoredAdmin> {
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
-        use crate::service::webhooks::emit::StaffData;
+        use crate::domain::event::{EventData, StaffData};
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
         let email = normalize_email("email", &input.email)?;
@@ -344,12 +344,7 @@ impl Wfs {
             .await?;
         if let Some(created) = created_member {
             let member = crate::service::staff::StaffMember::from(created);
-            self.emit(
-                conn,
-                company,
-                crate::domain::webhook::EventType::StaffCreated,
-                &StaffData::from(&member),
-            )
+            self.emit(conn, company, EventData::StaffCreated(StaffData::from(&member)))
             .await?;
         }
         Ok(RestoredAdmin {

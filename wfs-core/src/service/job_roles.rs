@@ -1,14 +1,13 @@
 //! Job roles: list, create, update, soft delete.
 
+use crate::domain::event::{EventData, JobRoleData};
 use crate::Wfs;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
-use crate::service::webhooks::emit::JobRoleData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
@@ -190,12 +189,7 @@ impl Wfs {
         };
         let role = JobRole::from(model.insert(conn).await?);
         self.job_roles_changed(company);
-        self.emit(
-            conn,
-            company,
-            EventType::JobRoleCreated,
-            &JobRoleData::from(&role),
-        )
+        self.emit(conn, company, EventData::JobRoleCreated(JobRoleData::from(&role)))
         .await?;
         Ok(role)
     }
@@ -273,12 +267,7 @@ impl Wfs {
                 .await?;
         }
         let role = JobRole::from(role);
-        self.emit(
-            conn,
-            company,
-            EventType::JobRoleUpdated,
-            &JobRoleData::from(&role),
-        )
+        self.emit(conn, company, EventData::JobRoleUpdated(JobRoleData::from(&role)))
         .await?;
         Ok(role)
     }
@@ -299,12 +288,7 @@ impl Wfs {
         active.updated_at = Set(now);
         let role = JobRole::from(active.update(conn).await?);
         self.job_roles_changed(company);
-        self.emit(
-            conn,
-            company,
-            EventType::JobRoleDeleted,
-            &JobRoleData::from(&role),
-        )
+        self.emit(conn, company, EventData::JobRoleDeleted(JobRoleData::from(&role)))
         .await?;
         Ok(())
     }

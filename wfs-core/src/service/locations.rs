@@ -4,14 +4,13 @@
 //! and `state`. Address and zip code are stored but never read back: only the
 //! creation answer echoes the address it was given.
 
+use crate::domain::event::{EventData, LocationData};
 use crate::Wfs;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::entity::{location, membership};
 use crate::persistence::repo::{find_owned, owned_by};
-use crate::service::webhooks::emit::LocationData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};
 
@@ -272,12 +271,7 @@ impl Wfs {
             updated_at: Set(now),
         };
         let location = Location::from(model.insert(conn).await?);
-        self.emit(
-            conn,
-            company,
-            EventType::LocationCreated,
-            &LocationData::from(&location),
-        )
+        self.emit(conn, company, EventData::LocationCreated(LocationData::from(&location)))
         .await?;
         Ok(CreatedLocation {
             location,
@@ -368,12 +362,7 @@ impl Wfs {
                 .await?;
         }
         let location = Location::from(updated);
-        self.emit(
-            conn,
-            company,
-            EventType::LocationUpdated,
-            &LocationData::from(&location),
-        )
+        self.emit(conn, company, EventData::LocationUpdated(LocationData::from(&location)))
         .await?;
         Ok(location)
     }

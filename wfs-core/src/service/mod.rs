@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod api_keys;
 pub mod auth;
 pub mod availability;
+pub mod events;
 pub mod idempotency;
 pub mod job_roles;
 pub mod locations;

@@ -6,17 +6,16 @@
 //! assignees fills first. Bookings lock the slot row (PostgreSQL) or run under the
 //! single SQLite writer, so concurrent bookings cannot overfill a slot.
 
+use crate::domain::event::{EventData, ShiftData, SlotData};
 use crate::Wfs;
 use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, Ref, ShiftId, SlotId, UserId};
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
-use crate::service::webhooks::emit::{ShiftData, SlotData};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -311,19 +310,9 @@ impl Wfs {
             job_role_title: role.title,
         };
         let shift = Shift::from(shift);
-        self.emit(
-            conn,
-            company,
-            EventType::SlotCreated,
-            &SlotData::from(&slot),
-        )
+        self.emit(conn, company, EventData::SlotCreated(SlotData::from(&slot)))
         .await?;
-        self.emit(
-            conn,
-            company,
-            EventType::ShiftCreated,
-            &ShiftData::from(&shift),
-        )
+        self.emit(conn, company, EventData::ShiftCreated(ShiftData::from(&shift)))
         .await?;
         Ok((slot, shift))
     }
@@ -432,12 +421,7 @@ impl Wfs {
                 insert_shift(conn, &slot, "date", date, None, now, reminders.clone())
                     .await?
                     .into();
-            self.emit(
-                conn,
-                company,
-                EventType::ShiftCreated,
-                &ShiftData::from(&shift),
-            )
+            self.emit(conn, company, EventData::ShiftCreated(ShiftData::from(&shift)))
             .await?;
             booked.push(shift);
         }
@@ -445,7 +429,7 @@ impl Wfs {
             // The capacity rule decided how many open places the assignees take.
             let (shift, kind) = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
                 let filled = fill_place(conn, place, &member, reminders.clone(), now).await?;
-                (filled, EventType::ShiftUpdated)
+                (filled, EventData::ShiftUpdated as fn(ShiftData) -> EventData)
             } else {
                 let created = insert_shift(
                     conn,
@@ -457,12 +441,12 @@ impl Wfs {
                     reminders.clone(),
                 )
                 .await?;
-                (created, EventType::ShiftCreated)
+                (created, EventData::ShiftCreated as fn(ShiftData) -> EventData)
             };
             self.bump_membership(conn, company, member.id.into())
                 .await?;
             let shift = Shift::from(shift);
-            self.emit(conn, company, kind, &ShiftData::from(&shift))
+            self.emit(conn, company, kind(ShiftData::from(&shift)))
                 .await?;
             booked.push(shift);
         }
@@ -494,12 +478,7 @@ impl Wfs {
         if let Some(member) = member {
             self.bump_membership(conn, company, member.into()).await?;
         }
-        self.emit(
-            conn,
-            company,
-            EventType::ShiftCancelled,
-            &ShiftData::from(&shift),
-        )
+        self.emit(conn, company, EventData::ShiftCancelled(ShiftData::from(&shift)))
         .await?;
         Ok(shift)
     }

@@ -7,14 +7,13 @@ pub use bulk::{
     BULK_BATCH_SIZE, BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff,
 };
 
+use crate::domain::event::{EventData, StaffData};
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
-use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -185,12 +184,7 @@ impl Wfs {
         };
         if changed {
             self.resource_changed(conn, company, id, v).await?;
-            self.emit(
-                conn,
-                company,
-                EventType::StaffDeactivated,
-                &StaffData::from(&deactivated),
-            )
+            self.emit(conn, company, EventData::StaffDeactivated(StaffData::from(&deactivated)))
             .await?;
         }
         Ok(deactivated)

@@ -8,14 +8,13 @@
 //! `max(now, previous updated_at)`, so it never decreases either, even if the clock
 //! steps back.
 
+use crate::domain::event::{EventData, ResourceData};
 use crate::Wfs;
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::membership;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
-use crate::service::webhooks::emit::ResourceData;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -75,7 +74,7 @@ impl Wfs {
             resource_version: v.version,
             updated_at: v.updated_at,
         };
-        self.emit(conn, company, EventType::ResourceUpdated, &data)
+        self.emit(conn, company, EventData::ResourceUpdated(data))
             .await?;
         Ok(())
     }

@@ -14,6 +14,7 @@ mod m20261122_000005_create_scheduling;
 mod m20261122_000006_create_membership_tombstones;
 mod m20261125_000007_create_webhooks;
 mod m20261125_000008_index_shifts_worked_time;
+mod m20261126_000010_sequence_webhook_events;
 
 /// Every migration of the store, in order.
 #[derive(Debug)]
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000006_create_membership_tombstones::Migration),
             Box::new(m20261125_000007_create_webhooks::Migration),
             Box::new(m20261125_000008_index_shifts_worked_time::Migration),
+            Box::new(m20261126_000010_sequence_webhook_events::Migration),
         ]
     }
 }

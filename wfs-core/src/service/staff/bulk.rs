@@ -21,10 +21,10 @@
 //! in the transactional outbox, committed together.
 
 use super::StaffMember;
+use crate::domain::event::{EventData, StaffData};
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{
     CompanyId, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, SkillSetId, UserId,
@@ -35,7 +35,6 @@ use crate::persistence::entity::{
 use crate::persistence::repo::owned_by;
 use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
-use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set,
@@ -373,12 +372,7 @@ impl Wfs {
         let created = StaffMember::from(created);
         self.resource_changed(conn, company, membership_id, v)
             .await?;
-        self.emit(
-            conn,
-            company,
-            EventType::StaffCreated,
-            &StaffData::from(&created),
-        )
+        self.emit(conn, company, EventData::StaffCreated(StaffData::from(&created)))
         .await?;
         Ok(created)
     }

@@ -12,6 +12,7 @@ pub(crate) mod emit;
 pub mod worker;
 
 use crate::Wfs;
+use crate::domain::event::{EventData, TestData};
 use crate::domain::webhook::{
     DESCRIPTION_MAX, DeliveryStatus, DisabledReason, ENDPOINTS_MAX, EndpointUrl, EventType,
     ROTATION_OVERLAP, RetrySchedule, Subscription, WebhookSecret, is_public,
@@ -74,6 +75,9 @@ pub struct Webhooks {
     settings: WebhookSettings,
     wake: Notify,
     committed: broadcast::Sender<CommittedEvent>,
+    /// Event streams of this process number events one at a time
+    /// ([`Wfs::events`]).
+    pub(crate) sequencer: tokio::sync::Mutex<()>,
 }
 
 impl Webhooks {
@@ -82,6 +86,7 @@ impl Webhooks {
             settings,
             wake: Notify::new(),
             committed: broadcast::channel(1024).0,
+            sequencer: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -357,9 +362,13 @@ impl Wfs {
         &self.webhooks
     }
 
-    /// Committed events, as this process's worker finds them: a host application
-    /// can react to changes without an HTTP hop. A receiver that lags more than
-    /// 1024 events behind loses the oldest ([`broadcast::error::RecvError::Lagged`]).
+    /// Committed events, as this process's webhook worker finds them, untyped.
+    /// A receiver that lags more than 1024 events behind loses the oldest
+    /// ([`broadcast::error::RecvError::Lagged`]).
+    ///
+    /// [`Wfs::events`] supersedes it: typed, durable, resumable, and with no worker.
+    /// This feed is that stream from the moment the first receiver exists while the
+    /// worker runs, re-broadcast.
     pub fn subscribe_events(&self) -> broadcast::Receiver<CommittedEvent> {
         self.webhooks.committed.subscribe()
     }
@@ -616,10 +625,9 @@ impl Wfs {
         self.record_event(
             conn,
             company,
-            EventType::Test,
-            &emit::TestData {
+            &EventData::Test(TestData {
                 endpoint_id: endpoint,
-            },
+            }),
             std::iter::once(endpoint),
         )
         .await
