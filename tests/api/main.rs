@@ -13,6 +13,7 @@ mod api_reference;
 mod caches;
 mod client;
 mod embedding;
+mod events;
 mod feed_consistency;
 mod hardening;
 mod idempotency;
