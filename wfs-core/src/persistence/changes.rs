@@ -466,4 +466,29 @@ mod tests {
         assert!(changes.cacheable(|| Topic::Key("api_other".into())));
         changes.ended(newer);
     }
+
+    #[test]
+    fn an_event_write_wakes_streams_once_every_transaction_begun_before_it_has_ended() {
+        let (changes, _) = Changes::new(DatabaseBackend::Sqlite);
+        let mut woken = changes.events_committed();
+        let older = changes.begin();
+        let writer = changes.begin();
+        changes.event_written();
+        changes.event_written();
+        assert!(!woken.has_changed().unwrap(), "the writer is still open");
+        changes.ended(writer);
+        assert!(
+            !woken.has_changed().unwrap(),
+            "an older transaction is still open"
+        );
+        let newer = changes.begin();
+        changes.ended(older);
+        assert!(woken.has_changed().unwrap());
+        woken.borrow_and_update();
+        changes.ended(newer);
+        assert!(!woken.has_changed().unwrap(), "nothing else was written");
+        // Written outside any transaction: committed already.
+        changes.event_written();
+        assert!(woken.has_changed().unwrap());
+    }
 }
