@@ -41,7 +41,13 @@ async fn write(wfs: &Wfs, company: CompanyId, title: String, committed: &Stamps)
 
 /// Runs one scenario: `writers` tasks write `events` events in all, each pausing
 /// `pace` after a write; answers the sorted delays in milliseconds.
-async fn run(wfs: &Wfs, company: CompanyId, events: usize, writers: usize, pace: Duration) -> Vec<f64> {
+async fn run(
+    wfs: &Wfs,
+    company: CompanyId,
+    events: usize,
+    writers: usize,
+    pace: Duration,
+) -> Vec<f64> {
     let committed: Stamps = Arc::default();
     let mut stream = wfs.events(EventsFrom::Now);
     // The stream's first read pins "now": done before the first write.
@@ -61,7 +67,11 @@ async fn run(wfs: &Wfs, company: CompanyId, events: usize, writers: usize, pace:
     for w in 0..writers {
         let wfs = wfs.clone();
         let committed = committed.clone();
-        let n = if w == 0 { events - per * (writers - 1) } else { per };
+        let n = if w == 0 {
+            events - per * (writers - 1)
+        } else {
+            per
+        };
         tasks.push(tokio::spawn(async move {
             for i in 0..n {
                 write(&wfs, company, format!("w{w}-{i}"), &committed).await;
@@ -113,8 +123,22 @@ async fn main() {
     let backend = format!("{:?}", fixture.wfs.store().backend());
     println!("events: commit to in-process delivery (Wfs::events, no worker), {backend}:");
 
-    let paced = run(&fixture.wfs, fixture.company, events, 1, Duration::from_millis(5)).await;
+    let paced = run(
+        &fixture.wfs,
+        fixture.company,
+        events,
+        1,
+        Duration::from_millis(5),
+    )
+    .await;
     report("paced, 1 writer every 5 ms", &paced);
-    let loaded = run(&fixture.wfs, fixture.company, events, writers, Duration::ZERO).await;
+    let loaded = run(
+        &fixture.wfs,
+        fixture.company,
+        events,
+        writers,
+        Duration::ZERO,
+    )
+    .await;
     report(&format!("loaded, {writers} writers flat out"), &loaded);
 }

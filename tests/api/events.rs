@@ -143,7 +143,10 @@ async fn a_stream_from_the_start_reads_every_committed_event_typed_naming_its_co
         .collect();
     assert_eq!(
         roles,
-        [(company_id(&acme), "Nurse"), (company_id(&globex), "Porter")]
+        [
+            (company_id(&acme), "Nurse"),
+            (company_id(&globex), "Porter")
+        ]
     );
     assert_quiet(&mut stream).await;
 }
@@ -375,8 +378,8 @@ async fn receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let keep = got.clone();
-    let answer = axum::Router::new().fallback(
-        move |headers: http::HeaderMap, body: axum::body::Bytes| {
+    let answer =
+        axum::Router::new().fallback(move |headers: http::HeaderMap, body: axum::body::Bytes| {
             let keep = keep.clone();
             async move {
                 let id = headers["webhook-id"].to_str().unwrap().to_owned();
@@ -384,8 +387,7 @@ async fn receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
                 keep.lock().unwrap().push((id, body));
                 http::StatusCode::NO_CONTENT
             }
-        },
-    );
+        });
     tokio::spawn(async move { axum::serve(listener, answer).await });
     (format!("http://{addr}/hook"), got)
 }
@@ -401,9 +403,13 @@ async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
     let (url, delivered) = receiver().await;
-    app.post(&key, "/external/v1/webhooks/endpoints", &json!({"url": url}))
-        .await
-        .assert_status(201);
+    app.post(
+        &key,
+        "/external/v1/webhooks/endpoints",
+        &json!({"url": url}),
+    )
+    .await
+    .assert_status(201);
     let before = stored(&app, &key).await.len();
     let mut stream = app.wfs.events(EventsFrom::Now);
     let (stop, stopped) = oneshot::channel::<()>();

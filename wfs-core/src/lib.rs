@@ -57,8 +57,8 @@ pub use ids::{
 };
 pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
-pub use service::events::{Event, EventStream, EventsFrom};
 pub use sea_orm::{self, ConnectionTrait};
+pub use service::events::{Event, EventStream, EventsFrom};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;

@@ -2,7 +2,7 @@
 //! [`webhooks.md`](../../../shared/spec/webhooks.md#events), its wire name, and the typed
 //! payload it carries.
 //!
-//! The one list in [`catalogue!`] generates both [`EventType`] (the names, for
+//! The one list in the `catalogue!` macro below generates both [`EventType`] (the names, for
 //! subscriptions and the events list) and [`EventData`] (one variant per type, with its
 //! payload struct). The webhook bodies are serialised from [`EventData`], and the
 //! in-process stream ([`Wfs::events`](crate::Wfs::events)) reads the stored bodies back
@@ -17,9 +17,7 @@
 
 use crate::domain::json::whole_number;
 use crate::domain::shift::ShiftStatus;
-use crate::ids::{
-    JobRoleId, LocationId, MembershipId, ShiftId, SlotId, UserId, WebhookEndpointId,
-};
+use crate::ids::{JobRoleId, LocationId, MembershipId, ShiftId, SlotId, UserId, WebhookEndpointId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -308,10 +306,7 @@ mod tests {
         let json = serde_json::to_value(&data).unwrap();
         assert_eq!(json["weeklyHours"], serde_json::json!(40));
         assert!(json.get("JobRoleCreated").is_none());
-        assert_eq!(
-            EventData::from_json(data.event_type(), json).unwrap(),
-            data
-        );
+        assert_eq!(EventData::from_json(data.event_type(), json).unwrap(), data);
 
         let tombstone = EventData::ResourceDeleted(TombstoneData {
             staff_resource_id: MembershipId::new(),

@@ -281,9 +281,9 @@ impl Wfs {
         company: CompanyId,
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
+        use crate::domain::event::{EventData, StaffData};
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
-        use crate::domain::event::{EventData, StaffData};
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
         let email = normalize_email("email", &input.email)?;
@@ -344,7 +344,11 @@ impl Wfs {
             .await?;
         if let Some(created) = created_member {
             let member = crate::service::staff::StaffMember::from(created);
-            self.emit(conn, company, EventData::StaffCreated(StaffData::from(&member)))
+            self.emit(
+                conn,
+                company,
+                EventData::StaffCreated(StaffData::from(&member)),
+            )
             .await?;
         }
         Ok(RestoredAdmin {

@@ -15,8 +15,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::domain::event::{EventData, TombstoneData};
 use crate::Wfs;
+use crate::domain::event::{EventData, TombstoneData};
 use crate::domain::validate::{optional_text, required_text};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};

@@ -1,7 +1,7 @@
 //! Job roles: list, create, update, soft delete.
 
-use crate::domain::event::{EventData, JobRoleData};
 use crate::Wfs;
+use crate::domain::event::{EventData, JobRoleData};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
@@ -189,7 +189,11 @@ impl Wfs {
         };
         let role = JobRole::from(model.insert(conn).await?);
         self.job_roles_changed(company);
-        self.emit(conn, company, EventData::JobRoleCreated(JobRoleData::from(&role)))
+        self.emit(
+            conn,
+            company,
+            EventData::JobRoleCreated(JobRoleData::from(&role)),
+        )
         .await?;
         Ok(role)
     }
@@ -267,7 +271,11 @@ impl Wfs {
                 .await?;
         }
         let role = JobRole::from(role);
-        self.emit(conn, company, EventData::JobRoleUpdated(JobRoleData::from(&role)))
+        self.emit(
+            conn,
+            company,
+            EventData::JobRoleUpdated(JobRoleData::from(&role)),
+        )
         .await?;
         Ok(role)
     }
@@ -288,7 +296,11 @@ impl Wfs {
         active.updated_at = Set(now);
         let role = JobRole::from(active.update(conn).await?);
         self.job_roles_changed(company);
-        self.emit(conn, company, EventData::JobRoleDeleted(JobRoleData::from(&role)))
+        self.emit(
+            conn,
+            company,
+            EventData::JobRoleDeleted(JobRoleData::from(&role)),
+        )
         .await?;
         Ok(())
     }

@@ -4,8 +4,8 @@
 //! and `state`. Address and zip code are stored but never read back: only the
 //! creation answer echoes the address it was given.
 
-use crate::domain::event::{EventData, LocationData};
 use crate::Wfs;
+use crate::domain::event::{EventData, LocationData};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
@@ -271,7 +271,11 @@ impl Wfs {
             updated_at: Set(now),
         };
         let location = Location::from(model.insert(conn).await?);
-        self.emit(conn, company, EventData::LocationCreated(LocationData::from(&location)))
+        self.emit(
+            conn,
+            company,
+            EventData::LocationCreated(LocationData::from(&location)),
+        )
         .await?;
         Ok(CreatedLocation {
             location,
@@ -362,7 +366,11 @@ impl Wfs {
                 .await?;
         }
         let location = Location::from(updated);
-        self.emit(conn, company, EventData::LocationUpdated(LocationData::from(&location)))
+        self.emit(
+            conn,
+            company,
+            EventData::LocationUpdated(LocationData::from(&location)),
+        )
         .await?;
         Ok(location)
     }

@@ -6,8 +6,8 @@
 //! assignees fills first. Bookings lock the slot row (PostgreSQL) or run under the
 //! single SQLite writer, so concurrent bookings cannot overfill a slot.
 
-use crate::domain::event::{EventData, ShiftData, SlotData};
 use crate::Wfs;
+use crate::domain::event::{EventData, ShiftData, SlotData};
 use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
@@ -311,8 +311,12 @@ impl Wfs {
         };
         let shift = Shift::from(shift);
         self.emit(conn, company, EventData::SlotCreated(SlotData::from(&slot)))
-        .await?;
-        self.emit(conn, company, EventData::ShiftCreated(ShiftData::from(&shift)))
+            .await?;
+        self.emit(
+            conn,
+            company,
+            EventData::ShiftCreated(ShiftData::from(&shift)),
+        )
         .await?;
         Ok((slot, shift))
     }
@@ -421,7 +425,11 @@ impl Wfs {
                 insert_shift(conn, &slot, "date", date, None, now, reminders.clone())
                     .await?
                     .into();
-            self.emit(conn, company, EventData::ShiftCreated(ShiftData::from(&shift)))
+            self.emit(
+                conn,
+                company,
+                EventData::ShiftCreated(ShiftData::from(&shift)),
+            )
             .await?;
             booked.push(shift);
         }
@@ -429,7 +437,10 @@ impl Wfs {
             // The capacity rule decided how many open places the assignees take.
             let (shift, kind) = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
                 let filled = fill_place(conn, place, &member, reminders.clone(), now).await?;
-                (filled, EventData::ShiftUpdated as fn(ShiftData) -> EventData)
+                (
+                    filled,
+                    EventData::ShiftUpdated as fn(ShiftData) -> EventData,
+                )
             } else {
                 let created = insert_shift(
                     conn,
@@ -441,7 +452,10 @@ impl Wfs {
                     reminders.clone(),
                 )
                 .await?;
-                (created, EventData::ShiftCreated as fn(ShiftData) -> EventData)
+                (
+                    created,
+                    EventData::ShiftCreated as fn(ShiftData) -> EventData,
+                )
             };
             self.bump_membership(conn, company, member.id.into())
                 .await?;
@@ -478,7 +492,11 @@ impl Wfs {
         if let Some(member) = member {
             self.bump_membership(conn, company, member.into()).await?;
         }
-        self.emit(conn, company, EventData::ShiftCancelled(ShiftData::from(&shift)))
+        self.emit(
+            conn,
+            company,
+            EventData::ShiftCancelled(ShiftData::from(&shift)),
+        )
         .await?;
         Ok(shift)
     }

@@ -7,8 +7,8 @@ pub use bulk::{
     BULK_BATCH_SIZE, BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff,
 };
 
-use crate::domain::event::{EventData, StaffData};
 use crate::Wfs;
+use crate::domain::event::{EventData, StaffData};
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
@@ -184,7 +184,11 @@ impl Wfs {
         };
         if changed {
             self.resource_changed(conn, company, id, v).await?;
-            self.emit(conn, company, EventData::StaffDeactivated(StaffData::from(&deactivated)))
+            self.emit(
+                conn,
+                company,
+                EventData::StaffDeactivated(StaffData::from(&deactivated)),
+            )
             .await?;
         }
         Ok(deactivated)

@@ -15,8 +15,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::domain::event::{EventData, ShiftData};
 use crate::Wfs;
+use crate::domain::event::{EventData, ShiftData};
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
@@ -162,7 +162,11 @@ impl Wfs {
         active: shift::ActiveModel,
     ) -> Result<Shift> {
         let shift = Shift::from(active.update(conn).await?);
-        self.emit(conn, company, EventData::ShiftUpdated(ShiftData::from(&shift)))
+        self.emit(
+            conn,
+            company,
+            EventData::ShiftUpdated(ShiftData::from(&shift)),
+        )
         .await?;
         Ok(shift)
     }

@@ -8,8 +8,8 @@
 //! `max(now, previous updated_at)`, so it never decreases either, even if the clock
 //! steps back.
 
-use crate::domain::event::{EventData, ResourceData};
 use crate::Wfs;
+use crate::domain::event::{EventData, ResourceData};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::entity::membership;

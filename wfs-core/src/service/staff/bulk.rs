@@ -21,8 +21,8 @@
 //! in the transactional outbox, committed together.
 
 use super::StaffMember;
-use crate::domain::event::{EventData, StaffData};
 use crate::Wfs;
+use crate::domain::event::{EventData, StaffData};
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
@@ -372,7 +372,11 @@ impl Wfs {
         let created = StaffMember::from(created);
         self.resource_changed(conn, company, membership_id, v)
             .await?;
-        self.emit(conn, company, EventData::StaffCreated(StaffData::from(&created)))
+        self.emit(
+            conn,
+            company,
+            EventData::StaffCreated(StaffData::from(&created)),
+        )
         .await?;
         Ok(created)
     }

@@ -32,18 +32,18 @@
 //! the endpoint's host but never its path or query (which may hold a partner's token).
 
 use super::{CommittedEvent, WebhookSettings};
-use crate::service::events::{EventsFrom, Reader};
 use crate::Wfs;
 use crate::domain::webhook::{
     AttemptError, DeliveryStatus, DisabledReason, RETENTION, non_public_reason,
 };
 use crate::error::{Error, Result};
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
+use crate::service::events::{EventsFrom, Reader};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseTransaction, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, QueryTrait,
+    ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseTransaction, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, QueryTrait,
 };
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
