@@ -6,7 +6,9 @@
 //! `BENCH_WRITERS` (default 4, the loaded run).
 //!
 //! 1. Paced: one writer commits a job role (one `job_role.created` event) every 5 ms.
-//! 2. Loaded: `BENCH_WRITERS` writers commit as fast as they can, together.
+//! 2. Busy: `BENCH_WRITERS` writers, each committing one every 5 ms.
+//! 3. Saturated: `BENCH_WRITERS` writers commit as fast as they can, together (on a
+//!    2-core machine the writers, the database and the stream share the cores).
 //!
 //! The delay of each event runs from the return of its transaction's `commit()` to
 //! the stream yielding it (an event yielded before `commit()` returned counts as 0).
@@ -40,14 +42,15 @@ async fn write(wfs: &Wfs, company: CompanyId, title: String, committed: &Stamps)
 }
 
 /// Runs one scenario: `writers` tasks write `events` events in all, each pausing
-/// `pace` after a write; answers the sorted delays in milliseconds.
+/// `pace` after a write; answers the sorted delays in milliseconds and the events
+/// written per second.
 async fn run(
     wfs: &Wfs,
     company: CompanyId,
     events: usize,
     writers: usize,
     pace: Duration,
-) -> Vec<f64> {
+) -> (Vec<f64>, f64) {
     let committed: Stamps = Arc::default();
     let mut stream = wfs.events(EventsFrom::Now);
     // The stream's first read pins "now": done before the first write.
@@ -62,6 +65,7 @@ async fn run(
         seen
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
     let per = events / writers;
     let mut tasks = Vec::new();
     for w in 0..writers {
@@ -84,6 +88,7 @@ async fn run(
     for task in tasks {
         task.await.unwrap();
     }
+    let rate = events as f64 / started.elapsed().as_secs_f64();
     let seen = tokio::time::timeout(Duration::from_secs(60), reader)
         .await
         .expect("every event within 60 s")
@@ -97,7 +102,7 @@ async fn run(
         })
         .collect();
     delays.sort_by(f64::total_cmp);
-    delays
+    (delays, rate)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -105,9 +110,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn report(name: &str, delays: &[f64]) {
+fn report(name: &str, (delays, rate): &(Vec<f64>, f64)) {
     println!(
-        "  {name:<34} n={:<5} p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.2} ms",
+        "  {name:<36} {rate:>6.0} ev/s  n={:<5} p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.2} ms",
         delays.len(),
         percentile(delays, 50.0),
         percentile(delays, 99.0),
@@ -123,22 +128,19 @@ async fn main() {
     let backend = format!("{:?}", fixture.wfs.store().backend());
     println!("events: commit to in-process delivery (Wfs::events, no worker), {backend}:");
 
-    let paced = run(
-        &fixture.wfs,
-        fixture.company,
-        events,
-        1,
-        Duration::from_millis(5),
-    )
-    .await;
-    report("paced, 1 writer every 5 ms", &paced);
-    let loaded = run(
-        &fixture.wfs,
-        fixture.company,
-        events,
-        writers,
-        Duration::ZERO,
-    )
-    .await;
-    report(&format!("loaded, {writers} writers flat out"), &loaded);
+    let wfs = &fixture.wfs;
+    let company = fixture.company;
+    let five = Duration::from_millis(5);
+    report(
+        "paced, 1 writer every 5 ms",
+        &run(wfs, company, events, 1, five).await,
+    );
+    report(
+        &format!("busy, {writers} writers every 5 ms"),
+        &run(wfs, company, events, writers, five).await,
+    );
+    report(
+        &format!("saturated, {writers} writers flat out"),
+        &run(wfs, company, events, writers, Duration::ZERO).await,
+    );
 }

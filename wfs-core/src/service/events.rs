@@ -45,12 +45,13 @@
 //!   written, or purged after retention) is an [`Error::NotFound`] `Webhook event`,
 //!   and the stream ends: the host has missed events and must resynchronise.
 //! * [`EventsFrom::Now`]: the events committed after the call. The stream is lazy, so
-//!   "now" is pinned twice: at the call (a UUIDv7 floor from the system clock) and at
-//!   the first read (the greatest number then). It yields every event numbered after
-//!   the first read, and before those, the events numbered by then whose id is not
-//!   older than the call: an event written after the call and committed before the
-//!   first poll is not lost. (One written before the call and committed between the
-//!   call and the first poll is counted as before "now".)
+//!   "now" is pinned twice: at the call (a UUIDv7 taken then: this process's later
+//!   event ids are all greater, its earlier ones smaller) and at the first read (the
+//!   greatest number then). It yields every event numbered after the first read, and
+//!   before those, the events numbered by then whose id is greater than the call's:
+//!   an event written after the call and committed before the first poll is not lost.
+//!   (One written before the call and committed between the call and the first poll
+//!   counts as before "now"; another process's ids compare by its clock.)
 //!
 //! # Waking up
 //!
@@ -237,12 +238,11 @@ impl Wfs {
     }
 }
 
-/// The smallest UUIDv7 of this millisecond: every id taken from now on is not less.
+/// A UUIDv7 taken now: `Uuid::now_v7` orders every id one process takes by creation,
+/// so every event id this process takes later is greater, and every one it took before
+/// is smaller (another process's ids compare by their clocks, to the millisecond).
 fn id_floor_now() -> Uuid {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    uuid::Builder::from_unix_timestamp_millis(millis, &[0; 10]).into_uuid()
+    Uuid::now_v7()
 }
 
 /// Where a stream stands.
@@ -264,7 +264,7 @@ enum Position {
 struct CatchUp {
     /// Events numbered up to here ...
     upto: i64,
-    /// ... whose id is not below this ...
+    /// ... whose id is above this ...
     floor: Uuid,
     /// ... and whose number is above this (the last yielded of them).
     cursor: i64,
@@ -340,7 +340,7 @@ impl Reader {
         };
         if let Some(catch) = catch_up {
             let rows = webhook_event::Entity::find()
-                .filter(webhook_event::Column::Id.gte(catch.floor))
+                .filter(webhook_event::Column::Id.gt(catch.floor))
                 .filter(webhook_event::Column::Seq.gt(catch.cursor))
                 .filter(webhook_event::Column::Seq.lte(catch.upto))
                 .order_by_asc(webhook_event::Column::Seq)
@@ -601,10 +601,14 @@ mod tests {
     }
 
     #[test]
-    fn the_id_floor_is_not_above_an_id_taken_after_it() {
+    fn the_id_floor_is_above_every_id_taken_before_and_below_every_one_after() {
+        let before: Vec<Uuid> = (0..1000).map(|_| Uuid::now_v7()).collect();
         let floor = id_floor_now();
-        let id = Uuid::now_v7();
-        assert!(floor <= id);
-        assert_eq!(floor.get_version_num(), 7);
+        let after = Uuid::now_v7();
+        assert!(
+            before.iter().all(|id| *id < floor),
+            "same millisecond included"
+        );
+        assert!(floor < after);
     }
 }
