@@ -56,7 +56,7 @@ impl From<&Slot> for SlotData {
     fn from(s: &Slot) -> Self {
         let m = &s.slot;
         Self {
-            id: m.id.into(),
+            id: m.id,
             start_time: m.start_time.clone(),
             end_time: m.end_time.clone(),
             day_of_week: m.day_of_week,
@@ -70,11 +70,11 @@ impl From<&Slot> for SlotData {
             unpaid_break: m.unpaid_break,
             swappable: m.swappable,
             branch: BranchRef {
-                id: m.branch_id.into(),
+                id: m.branch_id,
                 name: s.branch_name.clone(),
             },
             job_role: JobRoleRef {
-                id: m.job_role_id.into(),
+                id: m.job_role_id,
                 title: s.job_role_title.clone(),
             },
         }
