@@ -241,7 +241,7 @@ impl Wfs {
 /// A UUIDv7 taken now: `Uuid::now_v7` orders every id one process takes by creation,
 /// so every event id this process takes later is greater, and every one it took before
 /// is smaller (another process's ids compare by their clocks, to the millisecond).
-fn id_floor_now() -> Uuid {
+pub(crate) fn id_floor_now() -> Uuid {
     Uuid::now_v7()
 }
 
@@ -282,10 +282,16 @@ pub(crate) struct Reader {
 
 impl Reader {
     pub(crate) fn new(wfs: Wfs, from: EventsFrom) -> Self {
+        Self::since(wfs, from, id_floor_now())
+    }
+
+    /// A reader whose [`EventsFrom::Now`] means after `floor`, an id taken earlier
+    /// with [`Uuid::now_v7`].
+    pub(crate) fn since(wfs: Wfs, from: EventsFrom, floor: Uuid) -> Self {
         let wake = wfs.store().changes().events_committed();
         Self {
             wfs,
-            position: Position::Unresolved(from, id_floor_now()),
+            position: Position::Unresolved(from, floor),
             buffer: VecDeque::new(),
             wake,
             failures: 0,

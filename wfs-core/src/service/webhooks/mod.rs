@@ -78,6 +78,9 @@ pub struct Webhooks {
     /// Event streams of this process number events one at a time
     /// ([`Wfs::events`]).
     pub(crate) sequencer: tokio::sync::Mutex<()>,
+    /// When the first receiver of [`Wfs::subscribe_events`] subscribed while the feed
+    /// was not reading: the feed starts from there.
+    pub(crate) subscribed_since: std::sync::Mutex<Option<Uuid>>,
 }
 
 impl Webhooks {
@@ -87,6 +90,7 @@ impl Webhooks {
             wake: Notify::new(),
             committed: broadcast::channel(1024).0,
             sequencer: tokio::sync::Mutex::new(()),
+            subscribed_since: std::sync::Mutex::new(None),
         }
     }
 
@@ -370,6 +374,12 @@ impl Wfs {
     /// This feed is that stream from the moment the first receiver exists while the
     /// worker runs, re-broadcast.
     pub fn subscribe_events(&self) -> broadcast::Receiver<CommittedEvent> {
+        let mut since = self
+            .webhooks
+            .subscribed_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        since.get_or_insert_with(crate::service::events::id_floor_now);
         self.webhooks.committed.subscribe()
     }
 

@@ -905,9 +905,18 @@ impl Feed {
             self.reader = None;
             return Ok(());
         }
-        let reader = self
-            .reader
-            .get_or_insert_with(|| Reader::new(wfs.clone(), EventsFrom::Now));
+        // From the first subscription made while nobody read (events committed since
+        // then are not lost to the worker's next pass); later subscribers join live.
+        let since = wfs
+            .webhooks()
+            .subscribed_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let reader = self.reader.get_or_insert_with(|| {
+            let floor = since.unwrap_or_else(crate::service::events::id_floor_now);
+            Reader::since(wfs.clone(), EventsFrom::Now, floor)
+        });
         while reader.read().await? {
             for event in reader.drain() {
                 let event = match event {
