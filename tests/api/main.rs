@@ -15,6 +15,7 @@ mod caches;
 mod client;
 mod database_sharing;
 mod embedding;
+mod events;
 mod feed_consistency;
 mod hardening;
 mod idempotency;

@@ -623,3 +623,29 @@ fn from_parts_types_the_data_of_a_listed_event() {
 
     assert!(matches!(kind, EventData::JobRoleUpdated(ref role) if role.weekly_hours == Some(20.0)));
 }
+
+/// The catalogue has one source, the server's core; the document (`openapi.yaml`,
+/// generated from it, and this package's copy of it) carries it as the
+/// `WebhookEventType` enum. This crate's hand-written list must be that enum, in its
+/// order; a type added in one place only fails here (and a known type without its own
+/// `EventData` variant fails `every_type_of_the_catalogue_has_its_own_variant`).
+#[test]
+fn event_types_are_the_catalogue_of_the_document_the_client_is_generated_from() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.yaml");
+    let document: serde_json::Value =
+        yaml_serde::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let documented: Vec<&str> = document["components"]["schemas"]["WebhookEventType"]["enum"]
+        .as_array()
+        .expect("WebhookEventType is a string enum in openapi.yaml")
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+
+    assert_eq!(EVENT_TYPES, documented.as_slice());
+    for &event_type in EVENT_TYPES {
+        // The generated enum (from the same document) knows every name too.
+        let generated: wfs_client::types::WebhookEventType =
+            serde_json::from_value(serde_json::json!(event_type)).unwrap();
+        assert_eq!(serde_json::to_value(generated).unwrap(), event_type);
+    }
+}

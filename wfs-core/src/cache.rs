@@ -69,6 +69,7 @@ impl Caches {
             }
             Topic::JobRoles(company) => self.job_roles.invalidate(company),
             Topic::Endpoints(company) => self.endpoints.invalidate(company),
+            Topic::Events => {}
         }
     }
 

@@ -48,6 +48,7 @@ pub mod principal;
 pub mod service;
 
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use domain::event::{EventData, EventType};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
 pub use ids::{
     ApiKeyId, CompanyId, IdFilter, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, ShiftId,
@@ -58,6 +59,7 @@ pub use persistence::{Store, StoreOptions, WriteTx};
 pub use principal::{AdminPrincipal, KeyPrincipal};
 pub use sea_orm::{self, ConnectionTrait};
 pub use service::companies::{Company, NewCompany};
+pub use service::events::{Event, EventStream, EventsFrom};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;

@@ -4,8 +4,9 @@
 use crate::error::{Error, Result};
 use std::fmt;
 
-/// Where a shift stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Where a shift stands (on the wire: `pending`, `confirmed`, `cancelled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ShiftStatus {
     /// An open place: created unassigned, waiting for an assignee.
     Pending,

@@ -8,6 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use ipnet::{Ipv4Net, Ipv6Net};
 use rand::RngCore;
 use std::fmt;
+
+pub use super::event::EventType;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
@@ -23,54 +25,6 @@ pub const ERROR_MAX: usize = 1024;
 pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
 /// How long events and deliveries are kept.
 pub const RETENTION: chrono::Duration = chrono::Duration::days(30);
-
-macro_rules! event_types {
-    ($($variant:ident => $name:literal),* $(,)?) => {
-        /// Every event type of the catalogue.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum EventType { $(#[doc = $name] $variant),* }
-
-        impl EventType {
-            /// The whole catalogue, in the contract's order.
-            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
-
-            /// The wire name.
-            pub fn as_str(self) -> &'static str {
-                match self { $(EventType::$variant => $name),* }
-            }
-        }
-    };
-}
-
-event_types! {
-    ResourceUpdated => "workforce.resource.updated",
-    ResourceDeleted => "workforce.resource.deleted",
-    SlotCreated => "shift_slot.created",
-    ShiftCreated => "shift.created",
-    ShiftUpdated => "shift.updated",
-    ShiftCancelled => "shift.cancelled",
-    StaffCreated => "staff.created",
-    StaffDeactivated => "staff.deactivated",
-    JobRoleCreated => "job_role.created",
-    JobRoleUpdated => "job_role.updated",
-    JobRoleDeleted => "job_role.deleted",
-    LocationCreated => "location.created",
-    LocationUpdated => "location.updated",
-    Test => "webhook.test",
-}
-
-impl EventType {
-    /// The type with this wire name, if the catalogue has it.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.iter().copied().find(|t| t.as_str() == name)
-    }
-}
-
-impl fmt::Display for EventType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What an endpoint subscribes to: every type (stored as the empty list), or these.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

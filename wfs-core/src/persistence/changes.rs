@@ -32,18 +32,28 @@
 //! A connection that dies without a TCP error is found by a heartbeat: every
 //! [`HEARTBEAT`] of silence the listener notifies itself, and if that does not come
 //! back within another [`HEARTBEAT`] it reconnects, deaf meanwhile.
+//!
+//! # Events written
+//!
+//! The same bookkeeping tells in-process event streams (`service::events`) when to
+//! look: [`Changes::event_written`] marks an event written in the last transaction
+//! begun, and when every transaction begun by then has ended, the
+//! [`Changes::events_committed`] counter moves (and other processes hear
+//! [`Topic::Events`]). A stream woken this way reads committed rows only, so a wake-up
+//! for a rolled-back write finds nothing; a stream also polls, for writes this hub
+//! does not see.
 
 use crate::cache::{Caches, ReadCache};
 use crate::ids::CompanyId;
 use sea_orm::DatabaseBackend;
 use std::borrow::Borrow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// The PostgreSQL channel every process of a store without a schema listens on.
 pub(crate) const CHANNEL: &str = "wfs_changes";
@@ -76,6 +86,8 @@ pub(crate) enum Topic {
     /// A company's webhook endpoints: which exist, which are enabled, and what each
     /// subscribes to.
     Endpoints(CompanyId),
+    /// Webhook events were committed (wakes event streams; nothing is cached).
+    Events,
 }
 
 impl Topic {
@@ -85,6 +97,7 @@ impl Topic {
             Topic::Key(client_id) => format!("k:{client_id}"),
             Topic::JobRoles(company) => format!("r:{company}"),
             Topic::Endpoints(company) => format!("e:{company}"),
+            Topic::Events => "v:".to_owned(),
         }
     }
 
@@ -94,6 +107,7 @@ impl Topic {
             ("k", client_id) => Some(Topic::Key(client_id.to_owned())),
             ("r", company) => company.parse().ok().map(Topic::JobRoles),
             ("e", company) => company.parse().ok().map(Topic::Endpoints),
+            ("v", "") => Some(Topic::Events),
             _ => None,
         }
     }
@@ -121,6 +135,13 @@ pub(crate) struct Changes {
     hearing: AtomicBool,
     /// Settled topics for other processes (PostgreSQL only).
     notifier: Option<mpsc::UnboundedSender<Topic>>,
+    /// For each write of events not yet settled, the last transaction begun then
+    /// (ascending, without repeats).
+    events_pending: Mutex<VecDeque<u64>>,
+    /// `events_pending.len()`, read without the lock.
+    events_pending_len: AtomicUsize,
+    /// Moves on whenever events may have been committed (here or, heard, elsewhere).
+    events: watch::Sender<u64>,
 }
 
 impl Changes {
@@ -142,6 +163,9 @@ impl Changes {
             pending_len: AtomicUsize::new(0),
             hearing: AtomicBool::new(!postgres),
             notifier,
+            events_pending: Mutex::new(VecDeque::new()),
+            events_pending_len: AtomicUsize::new(0),
+            events: watch::Sender::new(0),
         };
         (hub, outbox)
     }
@@ -204,6 +228,30 @@ impl Changes {
         self.settle();
     }
 
+    /// An event was written, in a transaction or not: [`Changes::events_committed`]
+    /// moves once every write transaction begun by now has ended.
+    pub(crate) fn event_written(&self) {
+        let after = self.begun.load(Ordering::Acquire);
+        {
+            let mut pending = lock(&self.events_pending);
+            if pending.back() != Some(&after) {
+                pending.push_back(after);
+            }
+            self.events_pending_len
+                .store(pending.len(), Ordering::Release);
+        }
+        self.settle();
+    }
+
+    /// A counter that moves on whenever events may have been committed since.
+    pub(crate) fn events_committed(&self) -> watch::Receiver<u64> {
+        self.events.subscribe()
+    }
+
+    fn events_moved(&self) {
+        self.events.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     /// A write transaction begins: its sequence number, for [`Changes::ended`].
     pub(crate) fn begin(&self) -> u64 {
         let mut open = lock(&self.open);
@@ -220,10 +268,32 @@ impl Changes {
 
     /// Invalidates, for good, the changes no open transaction may still hold.
     fn settle(&self) {
-        if self.pending_len.load(Ordering::Acquire) == 0 {
+        if self.pending_len.load(Ordering::Acquire) == 0
+            && self.events_pending_len.load(Ordering::Acquire) == 0
+        {
             return;
         }
         let oldest_open = lock(&self.open).first().copied();
+        if self.events_pending_len.load(Ordering::Acquire) > 0 {
+            let mut settled = false;
+            {
+                let mut pending = lock(&self.events_pending);
+                while let Some(&after) = pending.front()
+                    && oldest_open.is_none_or(|oldest| oldest > after)
+                {
+                    pending.pop_front();
+                    settled = true;
+                }
+                self.events_pending_len
+                    .store(pending.len(), Ordering::Release);
+            }
+            if settled {
+                self.events_moved();
+                if let Some(notifier) = &self.notifier {
+                    let _ = notifier.send(Topic::Events);
+                }
+            }
+        }
         let settled: Vec<Topic> = {
             let mut pending = lock(&self.pending);
             let mut settled = Vec::new();
@@ -248,8 +318,10 @@ impl Changes {
 
     /// Another process's change, heard on the channel.
     fn heard(&self, payload: &str) {
-        if let Some(topic) = Topic::parse(payload) {
-            self.caches.invalidate(&topic);
+        match Topic::parse(payload) {
+            Some(Topic::Events) => self.events_moved(),
+            Some(topic) => self.caches.invalidate(&topic),
+            None => {}
         }
     }
 
@@ -260,6 +332,10 @@ impl Changes {
         // Emptied again once hearing: a read that filled between the first clear and
         // the switch read data a missed notification may have changed since.
         self.caches.clear();
+        if hearing {
+            // Events committed elsewhere while deaf were not heard: look.
+            self.events_moved();
+        }
     }
 }
 
@@ -384,6 +460,7 @@ mod tests {
             Topic::Key("api_abc".into()),
             Topic::JobRoles(company),
             Topic::Endpoints(company),
+            Topic::Events,
         ] {
             assert_eq!(Topic::parse(&topic.payload()), Some(topic));
         }
@@ -414,5 +491,30 @@ mod tests {
         );
         assert!(changes.cacheable(|| Topic::Key("api_other".into())));
         changes.ended(newer);
+    }
+
+    #[test]
+    fn an_event_write_wakes_streams_once_every_transaction_begun_before_it_has_ended() {
+        let (changes, _) = Changes::new(DatabaseBackend::Sqlite);
+        let mut woken = changes.events_committed();
+        let older = changes.begin();
+        let writer = changes.begin();
+        changes.event_written();
+        changes.event_written();
+        assert!(!woken.has_changed().unwrap(), "the writer is still open");
+        changes.ended(writer);
+        assert!(
+            !woken.has_changed().unwrap(),
+            "an older transaction is still open"
+        );
+        let newer = changes.begin();
+        changes.ended(older);
+        assert!(woken.has_changed().unwrap());
+        woken.borrow_and_update();
+        changes.ended(newer);
+        assert!(!woken.has_changed().unwrap(), "nothing else was written");
+        // Written outside any transaction: committed already.
+        changes.event_written();
+        assert!(woken.has_changed().unwrap());
     }
 }

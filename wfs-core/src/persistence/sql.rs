@@ -400,3 +400,101 @@ pub(crate) async fn insert_pending_deliveries(
         .await?
         .rows_affected())
 }
+
+/// Writes an event row. On SQLite it takes its place in the commit order (`seq`) in
+/// the same statement: SQLite has one writer, whose lock is held from this statement
+/// to the commit, so the next number is the commit order's. On PostgreSQL `seq` stays
+/// empty until [`sequence_events`] numbers the row after its commit (see
+/// `service::events`).
+pub(crate) async fn insert_event(
+    conn: &impl WfsConn,
+    id: Uuid,
+    company: CompanyId,
+    event_type: &str,
+    created_at: DateTime<Utc>,
+    payload: String,
+) -> Result<()> {
+    let sql = if is_postgres(conn) {
+        "INSERT INTO webhook_events (id, company_id, event_type, created_at, payload) \
+         VALUES ($1, $2, $3, $4, $5)"
+    } else {
+        "INSERT INTO webhook_events (id, company_id, event_type, created_at, payload, seq) \
+         VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events))"
+    };
+    conn.execute_raw(statement(
+        conn,
+        sql,
+        [
+            id.into(),
+            company.0.into(),
+            event_type.into(),
+            created_at.into(),
+            payload.into(),
+        ],
+    ))
+    .await?;
+    Ok(())
+}
+
+/// The PostgreSQL advisory lock that serialises [`sequence_events`] across every
+/// process on the database ("wfs" "evts" as two 32-bit halves).
+const EVENT_ORDER_LOCK: i64 = 0x7766_7300_6576_7473;
+
+/// Whether a committed event still waits for its number.
+pub(crate) async fn has_unsequenced_events(conn: &impl WfsConn) -> Result<bool> {
+    Ok(conn
+        .query_one_raw(statement(
+            conn,
+            "SELECT id FROM webhook_events WHERE seq IS NULL LIMIT 1",
+            [],
+        ))
+        .await?
+        .is_some())
+}
+
+/// Numbers up to `limit` committed events that have no `seq` yet, in id order, after
+/// the greatest number given so far; answers how many. Run it in a write transaction
+/// and commit at once: on PostgreSQL it first takes [`EVENT_ORDER_LOCK`] until that
+/// commit, so numbering runs one transaction at a time across processes and every
+/// number it gives is greater than every number already committed (on SQLite the
+/// writer lock does the same).
+pub(crate) async fn sequence_events(conn: &impl WfsConn, limit: i64) -> Result<u64> {
+    if is_postgres(conn) {
+        conn.execute_raw(statement(
+            conn,
+            "SELECT pg_advisory_xact_lock($1)",
+            [EVENT_ORDER_LOCK.into()],
+        ))
+        .await?;
+    }
+    // On PostgreSQL (READ COMMITTED) this statement's snapshot is taken after the lock
+    // was granted: it sees every row the previous numbering committed.
+    let done = conn
+        .execute_raw(statement(
+            conn,
+            "UPDATE webhook_events SET seq = n.seq FROM ( \
+               SELECT id, (SELECT COALESCE(MAX(seq), 0) FROM webhook_events) \
+                 + ROW_NUMBER() OVER (ORDER BY id) AS seq \
+               FROM webhook_events WHERE seq IS NULL ORDER BY id LIMIT $1 \
+             ) AS n WHERE webhook_events.id = n.id",
+            [limit.into()],
+        ))
+        .await?
+        .rows_affected();
+    Ok(done)
+}
+
+/// The greatest event number committed (0 when none).
+pub(crate) async fn last_event_seq(conn: &impl WfsConn) -> Result<i64> {
+    let row = conn
+        .query_one_raw(statement(
+            conn,
+            "SELECT COALESCE(MAX(seq), 0) AS seq FROM webhook_events",
+            [],
+        ))
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get("", "seq")?,
+        None => 0,
+    })
+}

@@ -284,9 +284,9 @@ impl Wfs {
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
         let conn = &self.store().enter(conn);
+        use crate::domain::event::{EventData, StaffData};
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
-        use crate::service::webhooks::emit::StaffData;
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
         let email = normalize_email("email", &input.email)?;
@@ -350,8 +350,7 @@ impl Wfs {
             self.emit(
                 conn,
                 company,
-                crate::domain::webhook::EventType::StaffCreated,
-                &StaffData::from(&member),
+                EventData::StaffCreated(StaffData::from(&member)),
             )
             .await?;
         }

@@ -16,8 +16,8 @@
 //! ```
 
 use crate::Wfs;
+use crate::domain::event::{EventData, TombstoneData};
 use crate::domain::validate::{optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
 use crate::persistence::entity::{
@@ -25,7 +25,6 @@ use crate::persistence::entity::{
 };
 use crate::persistence::repo::find_owned;
 use crate::service::staff::find_member;
-use crate::service::webhooks::emit::TombstoneData;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
 use uuid::Uuid;
@@ -210,7 +209,7 @@ impl Wfs {
             resource_version: v.version,
             updated_at: v.updated_at,
         };
-        self.emit(conn, company, EventType::ResourceDeleted, &tombstone)
+        self.emit(conn, company, EventData::ResourceDeleted(tombstone))
             .await?;
         Ok(())
     }

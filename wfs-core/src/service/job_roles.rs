@@ -1,15 +1,14 @@
 //! Job roles: list, create, update, soft delete.
 
 use crate::Wfs;
+use crate::domain::event::{EventData, JobRoleData};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
-use crate::service::webhooks::emit::JobRoleData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
@@ -196,8 +195,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::JobRoleCreated,
-            &JobRoleData::from(&role),
+            EventData::JobRoleCreated(JobRoleData::from(&role)),
         )
         .await?;
         Ok(role)
@@ -280,8 +278,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::JobRoleUpdated,
-            &JobRoleData::from(&role),
+            EventData::JobRoleUpdated(JobRoleData::from(&role)),
         )
         .await?;
         Ok(role)
@@ -307,8 +304,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::JobRoleDeleted,
-            &JobRoleData::from(&role),
+            EventData::JobRoleDeleted(JobRoleData::from(&role)),
         )
         .await?;
         Ok(())

@@ -5,14 +5,13 @@
 //! creation answer echoes the address it was given.
 
 use crate::Wfs;
+use crate::domain::event::{EventData, LocationData};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{location, membership};
 use crate::persistence::repo::{find_owned, owned_by};
-use crate::service::webhooks::emit::LocationData;
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};
 
@@ -278,8 +277,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::LocationCreated,
-            &LocationData::from(&location),
+            EventData::LocationCreated(LocationData::from(&location)),
         )
         .await?;
         Ok(CreatedLocation {
@@ -375,8 +373,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::LocationUpdated,
-            &LocationData::from(&location),
+            EventData::LocationUpdated(LocationData::from(&location)),
         )
         .await?;
         Ok(location)

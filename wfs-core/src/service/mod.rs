@@ -9,6 +9,7 @@ pub mod api_keys;
 pub mod auth;
 pub mod availability;
 pub mod companies;
+pub mod events;
 pub mod idempotency;
 pub mod job_roles;
 pub mod locations;

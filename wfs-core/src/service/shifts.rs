@@ -7,17 +7,16 @@
 //! single SQLite writer, so concurrent bookings cannot overfill a slot.
 
 use crate::Wfs;
+use crate::domain::event::{EventData, ShiftData, SlotData};
 use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time::{self, HhMm};
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Field, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, Ref, ShiftId, SlotId, UserId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, locked, owned_by};
-use crate::service::webhooks::emit::{ShiftData, SlotData};
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
@@ -313,18 +312,12 @@ impl Wfs {
             job_role_title: role.title,
         };
         let shift = Shift::from(shift);
+        self.emit(conn, company, EventData::SlotCreated(SlotData::from(&slot)))
+            .await?;
         self.emit(
             conn,
             company,
-            EventType::SlotCreated,
-            &SlotData::from(&slot),
-        )
-        .await?;
-        self.emit(
-            conn,
-            company,
-            EventType::ShiftCreated,
-            &ShiftData::from(&shift),
+            EventData::ShiftCreated(ShiftData::from(&shift)),
         )
         .await?;
         Ok((slot, shift))
@@ -438,8 +431,7 @@ impl Wfs {
             self.emit(
                 conn,
                 company,
-                EventType::ShiftCreated,
-                &ShiftData::from(&shift),
+                EventData::ShiftCreated(ShiftData::from(&shift)),
             )
             .await?;
             booked.push(shift);
@@ -448,7 +440,10 @@ impl Wfs {
             // The capacity rule decided how many open places the assignees take.
             let (shift, kind) = if let Some(place) = (!open.is_empty()).then(|| open.remove(0)) {
                 let filled = fill_place(conn, place, &member, reminders.clone(), now).await?;
-                (filled, EventType::ShiftUpdated)
+                (
+                    filled,
+                    EventData::ShiftUpdated as fn(ShiftData) -> EventData,
+                )
             } else {
                 let created = insert_shift(
                     conn,
@@ -460,12 +455,15 @@ impl Wfs {
                     reminders.clone(),
                 )
                 .await?;
-                (created, EventType::ShiftCreated)
+                (
+                    created,
+                    EventData::ShiftCreated as fn(ShiftData) -> EventData,
+                )
             };
             self.bump_membership(conn, company, member.id.into())
                 .await?;
             let shift = Shift::from(shift);
-            self.emit(conn, company, kind, &ShiftData::from(&shift))
+            self.emit(conn, company, kind(ShiftData::from(&shift)))
                 .await?;
             booked.push(shift);
         }
@@ -501,8 +499,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::ShiftCancelled,
-            &ShiftData::from(&shift),
+            EventData::ShiftCancelled(ShiftData::from(&shift)),
         )
         .await?;
         Ok(shift)

@@ -8,14 +8,13 @@ pub use bulk::{
 };
 
 use crate::Wfs;
+use crate::domain::event::{EventData, StaffData};
 use crate::domain::membership::{MembershipStatus, Privilege};
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
-use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -190,8 +189,7 @@ impl Wfs {
             self.emit(
                 conn,
                 company,
-                EventType::StaffDeactivated,
-                &StaffData::from(&deactivated),
+                EventData::StaffDeactivated(StaffData::from(&deactivated)),
             )
             .await?;
         }

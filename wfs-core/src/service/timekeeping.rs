@@ -16,16 +16,15 @@
 //! ```
 
 use crate::Wfs;
+use crate::domain::event::{EventData, ShiftData};
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, ShiftId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{overtime_record, shift};
 use crate::service::shifts::{Shift, find_shift};
 use crate::service::staff::find_member;
-use crate::service::webhooks::emit::ShiftData;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use uuid::Uuid;
@@ -171,8 +170,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::ShiftUpdated,
-            &ShiftData::from(&shift),
+            EventData::ShiftUpdated(ShiftData::from(&shift)),
         )
         .await?;
         Ok(shift)

@@ -9,14 +9,13 @@
 //! steps back.
 
 use crate::Wfs;
-use crate::domain::webhook::EventType;
+use crate::domain::event::{EventData, ResourceData};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::membership;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
-use crate::service::webhooks::emit::ResourceData;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -76,7 +75,7 @@ impl Wfs {
             resource_version: v.version,
             updated_at: v.updated_at,
         };
-        self.emit(conn, company, EventType::ResourceUpdated, &data)
+        self.emit(conn, company, EventData::ResourceUpdated(data))
             .await?;
         Ok(())
     }

@@ -6,6 +6,7 @@ use crate::extract::double_option;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use wfs_core::EventType;
 use wfs_core::service::webhooks::{
     Delivery, Endpoint, EndpointPatch, EndpointWithSecret, EventRecord, NewEndpoint, Page,
 };
@@ -339,39 +340,23 @@ impl From<Page<EventRecord>> for EventPage {
     }
 }
 
-/// The event catalogue.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[allow(dead_code)] // a schema only: names are read as strings and checked in core
-pub(crate) enum WebhookEventType {
-    #[serde(rename = "workforce.resource.updated")]
-    ResourceUpdated,
-    #[serde(rename = "workforce.resource.deleted")]
-    ResourceDeleted,
-    #[serde(rename = "shift_slot.created")]
-    SlotCreated,
-    #[serde(rename = "shift.created")]
-    ShiftCreated,
-    #[serde(rename = "shift.updated")]
-    ShiftUpdated,
-    #[serde(rename = "shift.cancelled")]
-    ShiftCancelled,
-    #[serde(rename = "staff.created")]
-    StaffCreated,
-    #[serde(rename = "staff.deactivated")]
-    StaffDeactivated,
-    #[serde(rename = "job_role.created")]
-    JobRoleCreated,
-    #[serde(rename = "job_role.updated")]
-    JobRoleUpdated,
-    #[serde(rename = "job_role.deleted")]
-    JobRoleDeleted,
-    #[serde(rename = "location.created")]
-    LocationCreated,
-    #[serde(rename = "location.updated")]
-    LocationUpdated,
-    #[serde(rename = "webhook.test")]
-    Test,
+/// The event catalogue in the document: a string enum of the wire names, generated
+/// from the one catalogue in the core ([`EventType::ALL`]), so it cannot drift from
+/// what the core emits and accepts. Names are read as strings and checked in the core.
+#[derive(Debug)]
+pub(crate) enum WebhookEventType {}
+
+impl utoipa::PartialSchema for WebhookEventType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("The event catalogue."))
+            .enum_values(Some(EventType::ALL.iter().map(|t| t.as_str())))
+            .into()
+    }
 }
+
+impl ToSchema for WebhookEventType {}
 
 /// `GET .../deliveries` query.
 #[derive(Debug, Deserialize, IntoParams)]

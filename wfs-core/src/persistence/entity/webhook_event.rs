@@ -12,6 +12,9 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     /// The request body every delivery sends: `{"type","timestamp","data"}`.
     pub payload: String,
+    /// The place in the commit order that event streams follow; none yet on
+    /// PostgreSQL until numbered after the commit (`service::events`).
+    pub seq: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -15,6 +15,7 @@ mod m20261122_000006_create_membership_tombstones;
 mod m20261125_000007_create_webhooks;
 mod m20261125_000008_index_shifts_worked_time;
 mod m20261126_000009_company_external_ref;
+mod m20261126_000010_sequence_webhook_events;
 pub(crate) mod upgrade;
 
 /// Every migration of the store, in order.
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000007_create_webhooks::Migration),
             Box::new(m20261125_000008_index_shifts_worked_time::Migration),
             Box::new(m20261126_000009_company_external_ref::Migration),
+            Box::new(m20261126_000010_sequence_webhook_events::Migration),
         ]
     }
 

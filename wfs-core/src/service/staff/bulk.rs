@@ -22,9 +22,9 @@
 
 use super::StaffMember;
 use crate::Wfs;
+use crate::domain::event::{EventData, StaffData};
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
-use crate::domain::webhook::EventType;
 use crate::error::{Error, Result};
 use crate::ids::{
     CompanyId, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, SkillSetId, UserId,
@@ -36,7 +36,6 @@ use crate::persistence::entity::{
 use crate::persistence::repo::owned_by;
 use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
-use crate::service::webhooks::emit::StaffData;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QuerySelect, Set,
@@ -378,8 +377,7 @@ impl Wfs {
         self.emit(
             conn,
             company,
-            EventType::StaffCreated,
-            &StaffData::from(&created),
+            EventData::StaffCreated(StaffData::from(&created)),
         )
         .await?;
         Ok(created)

@@ -6,13 +6,16 @@
 //! API tests compare the two), and like them it carries no personal data.
 
 use crate::Wfs;
-use crate::domain::json::whole_number;
-use crate::domain::webhook::{DeliveryStatus, EventType, Subscription};
+use crate::domain::event::{
+    BranchRef, EventData, EventType, JobRoleData, JobRoleRef, LocationData, ShiftData, SlotData,
+    StaffData,
+};
+use crate::domain::webhook::{DeliveryStatus, Subscription};
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, MembershipId, WebhookEndpointId, WebhookEventId};
+use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
-use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
+use crate::persistence::entity::{webhook_delivery, webhook_endpoint};
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql;
 use crate::service::job_roles::JobRole;
@@ -20,60 +23,27 @@ use crate::service::locations::Location;
 use crate::service::shifts::{Shift, Slot};
 use crate::service::staff::StaffMember;
 use chrono::{DateTime, SecondsFormat, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect, Set};
+use sea_orm::{ColumnTrait, QueryFilter, QuerySelect, Set};
 use serde::Serialize;
 use std::sync::Arc;
 
 /// The body every delivery of an event sends.
 #[derive(Serialize)]
-struct Body<'a, T: Serialize> {
+struct Body<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     timestamp: &'a str,
-    data: &'a T,
-}
-
-/// `workforce.resource.updated`.
-#[derive(Debug, Serialize)]
-pub(crate) struct ResourceData {
-    pub(crate) staff_resource_id: MembershipId,
-    pub(crate) resource_version: i64,
-    pub(crate) updated_at: DateTime<Utc>,
-}
-
-/// `workforce.resource.deleted`: the tombstone.
-#[derive(Debug, Serialize)]
-pub(crate) struct TombstoneData {
-    pub(crate) staff_resource_id: MembershipId,
-    pub(crate) deleted: bool,
-    pub(crate) resource_version: i64,
-    pub(crate) updated_at: DateTime<Utc>,
-}
-
-/// `shift.*`: the shift record.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ShiftData {
-    id: String,
-    slot_id: String,
-    branch_id: String,
-    user_id: Option<String>,
-    status: &'static str,
-    start: DateTime<Utc>,
-    end: DateTime<Utc>,
-    clocked_in: Option<DateTime<Utc>>,
-    clocked_out: Option<DateTime<Utc>>,
-    total_break_time: i32,
+    data: &'a EventData,
 }
 
 impl From<&Shift> for ShiftData {
     fn from(s: &Shift) -> Self {
         Self {
-            id: s.id.to_string(),
-            slot_id: s.slot_id.to_string(),
-            branch_id: s.branch_id.to_string(),
-            user_id: s.user_id.map(|u| u.to_string()),
-            status: s.status.as_str(),
+            id: s.id,
+            slot_id: s.slot_id,
+            branch_id: s.branch_id.into(),
+            user_id: s.user_id.map(Into::into),
+            status: s.status,
             start: s.start,
             end: s.end,
             clocked_in: s.clocked_in,
@@ -83,45 +53,11 @@ impl From<&Shift> for ShiftData {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct NamedRef {
-    id: String,
-    name: String,
-}
-
-#[derive(Debug, Serialize)]
-struct RoleRef {
-    id: String,
-    title: String,
-}
-
-/// `shift_slot.created`: the slot as `GET /shifts` lists it.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SlotData {
-    id: String,
-    start_time: String,
-    end_time: String,
-    day_of_week: i16,
-    max_staff_required: i32,
-    time_zone: String,
-    #[serde(serialize_with = "whole_number")]
-    hours: Option<f64>,
-    shift_name: String,
-    shift_color: String,
-    open_shift: bool,
-    is_oncall: bool,
-    unpaid_break: i32,
-    swappable: bool,
-    branch: NamedRef,
-    job_role: RoleRef,
-}
-
 impl From<&Slot> for SlotData {
     fn from(s: &Slot) -> Self {
         let m = &s.slot;
         Self {
-            id: m.id.to_string(),
+            id: m.id,
             start_time: m.start_time.clone(),
             end_time: m.end_time.clone(),
             day_of_week: m.day_of_week,
@@ -134,84 +70,45 @@ impl From<&Slot> for SlotData {
             is_oncall: m.is_oncall,
             unpaid_break: m.unpaid_break,
             swappable: m.swappable,
-            branch: NamedRef {
-                id: m.branch_id.to_string(),
+            branch: BranchRef {
+                id: m.branch_id,
                 name: s.branch_name.clone(),
             },
-            job_role: RoleRef {
-                id: m.job_role_id.to_string(),
+            job_role: JobRoleRef {
+                id: m.job_role_id,
                 title: s.job_role_title.clone(),
             },
         }
     }
 }
 
-/// `staff.*`: the staff member (ids and codes only).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct StaffData {
-    membership_id: String,
-    user_id: String,
-    branch_id: Option<String>,
-    job_role_id: Option<String>,
-    privilege: i16,
-    status: i16,
-}
-
 impl From<&StaffMember> for StaffData {
     fn from(m: &StaffMember) -> Self {
         Self {
-            membership_id: m.membership_id.to_string(),
-            user_id: m.user_id.to_string(),
-            branch_id: m.branch_id.map(|id| id.to_string()),
-            job_role_id: m.job_role_id.map(|id| id.to_string()),
+            membership_id: m.membership_id,
+            user_id: m.user_id,
+            branch_id: m.branch_id,
+            job_role_id: m.job_role_id,
             privilege: m.privilege.code(),
             status: m.status.code(),
         }
     }
 }
 
-/// `job_role.*`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct JobRoleData {
-    id: String,
-    title: String,
-    #[serde(serialize_with = "whole_number")]
-    weekly_hours: Option<f64>,
-}
-
 impl From<&JobRole> for JobRoleData {
     fn from(r: &JobRole) -> Self {
         Self {
-            id: r.id.to_string(),
+            id: r.id,
             title: r.title.clone(),
             weekly_hours: r.weekly_hours,
         }
     }
 }
 
-/// `location.*`: the location list item.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct LocationData {
-    id: String,
-    name: String,
-    city: Option<String>,
-    state: Option<String>,
-    #[serde(serialize_with = "whole_number")]
-    latitude: Option<f64>,
-    #[serde(serialize_with = "whole_number")]
-    longitude: Option<f64>,
-    hexcode: String,
-    symbol: String,
-    location_detection_enabled: bool,
-}
-
 impl From<&Location> for LocationData {
     fn from(l: &Location) -> Self {
         Self {
-            id: l.id.to_string(),
+            id: l.id,
             name: l.name.clone(),
             city: l.city.clone(),
             state: l.state.clone(),
@@ -222,13 +119,6 @@ impl From<&Location> for LocationData {
             location_detection_enabled: l.location_detection_enabled,
         }
     }
-}
-
-/// `webhook.test`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct TestData {
-    pub(crate) endpoint_id: WebhookEndpointId,
 }
 
 /// The wire form of an event timestamp: RFC 3339, UTC, `Z`.
@@ -242,19 +132,19 @@ impl Wfs {
     /// rolls back with the change; the worker only ever sees committed events.
     ///
     /// The company's subscriptions come from [`Wfs::webhook_subscriptions`], cached.
-    pub(crate) async fn emit<T: Serialize>(
+    pub(crate) async fn emit(
         &self,
         conn: &impl WfsConn,
         company: CompanyId,
-        kind: EventType,
-        data: &T,
+        data: EventData,
     ) -> Result<WebhookEventId> {
+        let kind = data.event_type();
         let subscriptions = self.webhook_subscriptions(conn, company).await?;
         let targets = subscriptions
             .iter()
             .filter(|(_, subscription)| subscription.wants(kind))
             .map(|(id, _)| *id);
-        self.record_event(conn, company, kind, data, targets).await
+        self.record_event(conn, company, &data, targets).await
     }
 
     /// The company's enabled endpoints and what each subscribes to, as `conn` sees
@@ -330,14 +220,14 @@ impl Wfs {
     }
 
     /// Writes the event row and one pending delivery per target endpoint.
-    pub(crate) async fn record_event<T: Serialize>(
+    pub(crate) async fn record_event(
         &self,
         conn: &impl WfsConn,
         company: CompanyId,
-        kind: EventType,
-        data: &T,
+        data: &EventData,
         targets: impl Iterator<Item = WebhookEndpointId>,
     ) -> Result<WebhookEventId> {
+        let kind = data.event_type();
         let now = self.now();
         let id = WebhookEventId::new();
         let payload = serde_json::to_string(&Body {
@@ -346,15 +236,7 @@ impl Wfs {
             data,
         })
         .map_err(Error::internal)?;
-        webhook_event::Entity::insert(webhook_event::ActiveModel {
-            id: Set(id.0),
-            company_id: Set(company.0),
-            event_type: Set(kind.as_str().to_owned()),
-            created_at: Set(now),
-            payload: Set(payload),
-        })
-        .exec_without_returning(conn)
-        .await?;
+        sql::insert_event(conn, id.0, company, kind.as_str(), now, payload).await?;
         let targets: Vec<(uuid::Uuid, uuid::Uuid)> = targets
             .map(|endpoint| (endpoint.0, uuid::Uuid::now_v7()))
             .collect();
@@ -376,6 +258,8 @@ impl Wfs {
             // afresh from now on.
             self.webhook_endpoints_changed(company);
         }
+        // In-process streams look when the transaction has ended (see `service::events`).
+        self.store().changes().event_written();
         Ok(id)
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod emit;
 pub mod worker;
 
 use crate::Wfs;
+use crate::domain::event::{EventData, TestData};
 use crate::domain::webhook::{
     DESCRIPTION_MAX, DeliveryStatus, DisabledReason, ENDPOINTS_MAX, EndpointUrl, EventType,
     ROTATION_OVERLAP, RetrySchedule, Subscription, WebhookSecret, is_public,
@@ -75,6 +76,12 @@ pub struct Webhooks {
     settings: WebhookSettings,
     wake: Notify,
     committed: broadcast::Sender<CommittedEvent>,
+    /// Event streams of this process number events one at a time
+    /// ([`Wfs::events`]).
+    pub(crate) sequencer: tokio::sync::Mutex<()>,
+    /// When the first receiver of [`Wfs::subscribe_events`] subscribed while the feed
+    /// was not reading: the feed starts from there.
+    pub(crate) subscribed_since: std::sync::Mutex<Option<Uuid>>,
 }
 
 impl Webhooks {
@@ -83,6 +90,8 @@ impl Webhooks {
             settings,
             wake: Notify::new(),
             committed: broadcast::channel(1024).0,
+            sequencer: tokio::sync::Mutex::new(()),
+            subscribed_since: std::sync::Mutex::new(None),
         }
     }
 
@@ -358,10 +367,20 @@ impl Wfs {
         &self.webhooks
     }
 
-    /// Committed events, as this process's worker finds them: a host application
-    /// can react to changes without an HTTP hop. A receiver that lags more than
-    /// 1024 events behind loses the oldest ([`broadcast::error::RecvError::Lagged`]).
+    /// Committed events, as this process's webhook worker finds them, untyped.
+    /// A receiver that lags more than 1024 events behind loses the oldest
+    /// ([`broadcast::error::RecvError::Lagged`]).
+    ///
+    /// [`Wfs::events`] supersedes it: typed, durable, resumable, and with no worker.
+    /// This feed is that stream from the moment the first receiver exists while the
+    /// worker runs, re-broadcast.
     pub fn subscribe_events(&self) -> broadcast::Receiver<CommittedEvent> {
+        let mut since = self
+            .webhooks
+            .subscribed_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        since.get_or_insert_with(crate::service::events::id_floor_now);
         self.webhooks.committed.subscribe()
     }
 
@@ -630,10 +649,9 @@ impl Wfs {
         self.record_event(
             conn,
             company,
-            EventType::Test,
-            &emit::TestData {
+            &EventData::Test(TestData {
                 endpoint_id: endpoint,
-            },
+            }),
             std::iter::once(endpoint),
         )
         .await

@@ -39,13 +39,14 @@ use crate::domain::webhook::{
 use crate::error::{Error, Result};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
+use crate::service::events::{EventsFrom, Reader};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, LockBehavior, LockType};
 use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DatabaseBackend, EntityTrait, QueryFilter, QueryOrder,
+    ColumnTrait, ConnectionTrait, DatabaseBackend, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, QueryTrait,
 };
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -71,11 +72,6 @@ const PURGE_BATCH: u64 = 1000;
 const PURGE_EVERY: Duration = Duration::from_secs(600);
 /// Most attempts in flight in one process, over all endpoints.
 const IN_FLIGHT_MAX: usize = 512;
-/// How far back the committed-events feed re-reads, for transactions that commit
-/// after a later one (PostgreSQL): an event committed this late is still published.
-const FEED_LOOKBACK: chrono::Duration = chrono::Duration::seconds(5);
-/// Events the committed-events feed reads per statement.
-const FEED_PAGE: u64 = 1000;
 
 /// What one attempt came to.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,7 +227,7 @@ impl Worker {
         let (outcomes, recorded) = mpsc::unbounded_channel();
         let recorder = tokio::spawn(self.clone().recorder(recorded));
         let mut attempts = JoinSet::new();
-        let mut feed = Feed::starting(self.wfs.now());
+        let mut feed = Feed::new();
         let mut last_purge: Option<tokio::time::Instant> = None;
         let mut resume_after: Option<Uuid> = None;
         let mut pause = POLL;
@@ -898,79 +894,52 @@ impl Wfs {
     }
 }
 
-/// The committed-events feed for in-process observers: re-reads a short window
-/// behind the newest event seen, publishing each event once.
+/// The committed-events feed for in-process observers ([`Wfs::subscribe_events`]): an
+/// event stream from [`EventsFrom::Now`], opened when the first receiver appears and
+/// dropped when none is left, re-broadcast.
 struct Feed {
-    since: DateTime<Utc>,
-    seen: HashSet<Uuid>,
-    order: VecDeque<(DateTime<Utc>, Uuid)>,
+    reader: Option<Reader>,
 }
 
 impl Feed {
-    fn starting(now: DateTime<Utc>) -> Self {
-        Self {
-            since: now,
-            seen: HashSet::new(),
-            order: VecDeque::new(),
-        }
+    fn new() -> Self {
+        Self { reader: None }
     }
 
     async fn publish(&mut self, wfs: &Wfs) -> Result<()> {
         if wfs.webhooks().committed.receiver_count() == 0 {
-            self.since = wfs.now() - FEED_LOOKBACK;
+            self.reader = None;
             return Ok(());
         }
-        // The whole window, page after page: a burst of more events than one page
-        // within the window must not hide the newer ones behind the ones seen.
-        let from = self.since - FEED_LOOKBACK;
-        let mut after: Option<(DateTime<Utc>, Uuid)> = None;
-        loop {
-            let mut page = webhook_event::Entity::find()
-                .filter(webhook_event::Column::CreatedAt.gte(from))
-                .order_by_asc(webhook_event::Column::CreatedAt)
-                .order_by_asc(webhook_event::Column::Id)
-                .limit(FEED_PAGE);
-            if let Some((at, id)) = after {
-                page = page.filter(
-                    Condition::any()
-                        .add(webhook_event::Column::CreatedAt.gt(at))
-                        .add(
-                            Condition::all()
-                                .add(webhook_event::Column::CreatedAt.eq(at))
-                                .add(webhook_event::Column::Id.gt(id)),
-                        ),
-                );
-            }
-            let rows = page.all(wfs.store().conn()).await?;
-            let last_page = (rows.len() as u64) < FEED_PAGE;
-            for row in rows {
-                after = Some((row.created_at, row.id));
-                if !self.seen.insert(row.id) {
-                    continue;
-                }
-                self.order.push_back((row.created_at, row.id));
-                self.since = Ord::max(self.since, row.created_at);
-                let body: serde_json::Value =
-                    serde_json::from_str(&row.payload).unwrap_or_default();
+        // From the first subscription made while nobody read (events committed since
+        // then are not lost to the worker's next pass); later subscribers join live.
+        let since = wfs
+            .webhooks()
+            .subscribed_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let reader = self.reader.get_or_insert_with(|| {
+            let floor = since.unwrap_or_else(crate::service::events::id_floor_now);
+            Reader::since(wfs.clone(), EventsFrom::Now, floor)
+        });
+        while reader.read().await? {
+            for event in reader.drain() {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "an event could not be read");
+                        continue;
+                    }
+                };
                 wfs.webhooks().publish(CommittedEvent {
-                    id: row.id.into(),
-                    company: row.company_id.into(),
-                    event_type: row.event_type,
-                    timestamp: row.created_at,
-                    data: body.get("data").cloned().unwrap_or_default(),
+                    id: event.id,
+                    company: event.company,
+                    event_type: event.event_type().as_str().to_owned(),
+                    timestamp: event.occurred_at,
+                    data: serde_json::to_value(&event.data).map_err(Error::internal)?,
                 });
             }
-            if last_page {
-                break;
-            }
-        }
-        // Forget what has left the re-read window.
-        while let Some((at, id)) = self.order.front().copied() {
-            if at >= self.since - FEED_LOOKBACK - FEED_LOOKBACK {
-                break;
-            }
-            self.order.pop_front();
-            self.seen.remove(&id);
         }
         Ok(())
     }

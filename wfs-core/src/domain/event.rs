@@ -1,0 +1,332 @@
+//! The event catalogue, written once: every event type of
+//! [`webhooks.md`](../../../shared/spec/webhooks.md#events), its wire name, and the typed
+//! payload it carries.
+//!
+//! The one list in the `catalogue!` macro below generates both [`EventType`] (the names, for
+//! subscriptions and the events list) and [`EventData`] (one variant per type, with its
+//! payload struct). The webhook bodies are serialised from [`EventData`], and the
+//! in-process stream ([`Wfs::events`](crate::Wfs::events)) reads the stored bodies back
+//! into it, so a host's typed value and a receiver's JSON come from the same struct.
+//! The other copies of the catalogue are checked against this one: `wfs-tower` builds
+//! the OpenAPI enum `WebhookEventType` from [`EventType::ALL`], and `wfs-client`'s
+//! tests compare its `EVENT_TYPES` and `EventData` with that document.
+//!
+//! Every payload has exactly the fields the webhook body's `data` has, in the
+//! representation the read routes use (ids as UUID strings, timestamps as RFC 3339),
+//! and none carries personal data.
+
+use crate::domain::json::whole_number;
+use crate::domain::shift::ShiftStatus;
+use crate::ids::{JobRoleId, LocationId, MembershipId, ShiftId, SlotId, UserId, WebhookEndpointId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! catalogue {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal ($payload:ty),)*) => {
+        /// Every event type of the catalogue.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EventType { $(#[doc = concat!("`", $name, "`")] $variant),* }
+
+        impl EventType {
+            /// The whole catalogue, in the contract's order.
+            pub const ALL: &'static [EventType] = &[$(EventType::$variant),*];
+
+            /// The wire name.
+            pub fn as_str(self) -> &'static str {
+                match self { $(EventType::$variant => $name),* }
+            }
+        }
+
+        /// An event's data, typed: one variant per [`EventType`], named alike, each
+        /// with the payload its webhook body carries as `data`.
+        ///
+        /// It serialises as that `data` alone (no tag: the body's `type` names it).
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum EventData { $($(#[doc = $doc])* $variant($payload)),* }
+
+        impl EventData {
+            /// Its type.
+            pub fn event_type(&self) -> EventType {
+                match self { $(EventData::$variant(_) => EventType::$variant),* }
+            }
+
+            /// Reads the `data` of an event of type `kind`.
+            ///
+            /// # Errors
+            /// When `data` does not have the fields `kind` carries.
+            pub fn from_json(kind: EventType, data: serde_json::Value) -> serde_json::Result<Self> {
+                match kind {
+                    $(EventType::$variant => serde_json::from_value(data).map(EventData::$variant)),*
+                }
+            }
+        }
+    };
+}
+
+catalogue! {
+    /// `workforce.resource.updated`: a membership's `resource_version` rose.
+    ResourceUpdated => "workforce.resource.updated" (ResourceData),
+    /// `workforce.resource.deleted`: a membership was deleted; its tombstone.
+    ResourceDeleted => "workforce.resource.deleted" (TombstoneData),
+    /// `shift_slot.created`: `POST /shifts/slots`; the slot as `GET /shifts` lists it.
+    SlotCreated => "shift_slot.created" (SlotData),
+    /// `shift.created`: a shift was created (slot creation, booking).
+    ShiftCreated => "shift.created" (ShiftData),
+    /// `shift.updated`: an open place was assigned; clock-in, clock-out or breaks.
+    ShiftUpdated => "shift.updated" (ShiftData),
+    /// `shift.cancelled`: `DELETE /shifts/{id}`.
+    ShiftCancelled => "shift.cancelled" (ShiftData),
+    /// `staff.created`: each member created by bulk (and a company's first admin).
+    StaffCreated => "staff.created" (StaffData),
+    /// `staff.deactivated`: `DELETE /staff/{id}` that changed the status.
+    StaffDeactivated => "staff.deactivated" (StaffData),
+    /// `job_role.created`.
+    JobRoleCreated => "job_role.created" (JobRoleData),
+    /// `job_role.updated`.
+    JobRoleUpdated => "job_role.updated" (JobRoleData),
+    /// `job_role.deleted`: the role as it was.
+    JobRoleDeleted => "job_role.deleted" (JobRoleData),
+    /// `location.created`: the location list item.
+    LocationCreated => "location.created" (LocationData),
+    /// `location.updated`.
+    LocationUpdated => "location.updated" (LocationData),
+    /// `webhook.test`: `POST /webhooks/endpoints/{id}/test`, to that endpoint only.
+    Test => "webhook.test" (TestData),
+}
+
+impl EventType {
+    /// The type with this wire name, if the catalogue has it.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.as_str() == name)
+    }
+}
+
+impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `workforce.resource.updated` (snake_case, like the workforce feed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceData {
+    /// The membership (workforce resource) id.
+    pub staff_resource_id: MembershipId,
+    /// The company's resource version after the change.
+    pub resource_version: i64,
+    /// When it changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// `workforce.resource.deleted`: the tombstone (snake_case).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TombstoneData {
+    /// The deleted membership's id.
+    pub staff_resource_id: MembershipId,
+    /// Always `true`.
+    pub deleted: bool,
+    /// The company's resource version at the deletion.
+    pub resource_version: i64,
+    /// When it was deleted.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// `shift.*`: the shift record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShiftData {
+    /// The shift.
+    pub id: ShiftId,
+    /// Its slot.
+    pub slot_id: SlotId,
+    /// The slot's location.
+    pub branch_id: LocationId,
+    /// The assignee, if any.
+    pub user_id: Option<UserId>,
+    /// `pending` (an open place), `confirmed` or `cancelled`.
+    pub status: ShiftStatus,
+    /// Scheduled start.
+    pub start: DateTime<Utc>,
+    /// Scheduled end.
+    pub end: DateTime<Utc>,
+    /// Actual clock-in.
+    pub clocked_in: Option<DateTime<Utc>>,
+    /// Actual clock-out.
+    pub clocked_out: Option<DateTime<Utc>>,
+    /// Recorded breaks, minutes.
+    pub total_break_time: i32,
+}
+
+/// A location named in a slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchRef {
+    /// The location.
+    pub id: LocationId,
+    /// Its name.
+    pub name: String,
+}
+
+/// A job role named in a slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRoleRef {
+    /// The role.
+    pub id: JobRoleId,
+    /// Its title.
+    pub title: String,
+}
+
+/// `shift_slot.created`: the slot as `GET /shifts` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlotData {
+    /// The slot.
+    pub id: SlotId,
+    /// `HH:MM`, in the slot's time zone.
+    pub start_time: String,
+    /// `HH:MM`, in the slot's time zone.
+    pub end_time: String,
+    /// 0 (Sunday) to 6.
+    pub day_of_week: i16,
+    /// Places.
+    pub max_staff_required: i32,
+    /// IANA time zone.
+    pub time_zone: String,
+    /// Paid hours of one shift.
+    #[serde(serialize_with = "whole_number")]
+    pub hours: Option<f64>,
+    /// Display name.
+    pub shift_name: String,
+    /// Display colour.
+    pub shift_color: String,
+    /// Whether places are open for booking.
+    pub open_shift: bool,
+    /// On call.
+    pub is_oncall: bool,
+    /// Unpaid break, minutes.
+    pub unpaid_break: i32,
+    /// Whether shifts may be swapped.
+    pub swappable: bool,
+    /// Its location.
+    pub branch: BranchRef,
+    /// Its job role.
+    pub job_role: JobRoleRef,
+}
+
+/// `staff.*`: the staff member (ids and codes only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaffData {
+    /// The membership.
+    pub membership_id: MembershipId,
+    /// The member's user account.
+    pub user_id: UserId,
+    /// Assigned location.
+    pub branch_id: Option<LocationId>,
+    /// Assigned job role.
+    pub job_role_id: Option<JobRoleId>,
+    /// 1 super admin, 2 admin, 3 member.
+    pub privilege: i16,
+    /// 1 active, 0 deactivated.
+    pub status: i16,
+}
+
+/// `job_role.*`: `{ id, title, weeklyHours }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRoleData {
+    /// The role.
+    pub id: JobRoleId,
+    /// Its title.
+    pub title: String,
+    /// Contracted weekly hours, if set.
+    #[serde(serialize_with = "whole_number")]
+    pub weekly_hours: Option<f64>,
+}
+
+/// `location.*`: the location list item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationData {
+    /// The location.
+    pub id: LocationId,
+    /// Its name.
+    pub name: String,
+    /// City.
+    pub city: Option<String>,
+    /// State or region.
+    pub state: Option<String>,
+    /// Latitude.
+    #[serde(serialize_with = "whole_number")]
+    pub latitude: Option<f64>,
+    /// Longitude.
+    #[serde(serialize_with = "whole_number")]
+    pub longitude: Option<f64>,
+    /// Display colour.
+    pub hexcode: String,
+    /// Display symbol.
+    pub symbol: String,
+    /// Whether clock-in checks the member's position.
+    pub location_detection_enabled: bool,
+}
+
+/// `webhook.test`: `{ endpointId }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestData {
+    /// The endpoint the test was sent to.
+    pub endpoint_id: WebhookEndpointId,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn every_type_has_a_distinct_name_that_parses_back() {
+        let mut names: Vec<_> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), EventType::ALL.len());
+        for &t in EventType::ALL {
+            assert_eq!(EventType::parse(t.as_str()), Some(t));
+        }
+    }
+
+    #[test]
+    fn data_serialises_as_the_bare_payload_and_reads_back_by_its_type() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 26, 9, 30, 0).unwrap();
+        let data = EventData::JobRoleCreated(JobRoleData {
+            id: JobRoleId::new(),
+            title: "Nurse".into(),
+            weekly_hours: Some(40.0),
+        });
+        let json = serde_json::to_value(&data).unwrap();
+        assert_eq!(json["weeklyHours"], serde_json::json!(40));
+        assert!(json.get("JobRoleCreated").is_none());
+        assert_eq!(EventData::from_json(data.event_type(), json).unwrap(), data);
+
+        let tombstone = EventData::ResourceDeleted(TombstoneData {
+            staff_resource_id: MembershipId::new(),
+            deleted: true,
+            resource_version: 7,
+            updated_at: at,
+        });
+        let json = serde_json::to_value(&tombstone).unwrap();
+        assert_eq!(json["updated_at"], "2026-11-26T09:30:00Z");
+        assert_eq!(
+            EventData::from_json(EventType::ResourceDeleted, json).unwrap(),
+            tombstone
+        );
+    }
+
+    #[test]
+    fn data_of_the_wrong_shape_is_refused() {
+        let json = serde_json::json!({"endpointId": "not-a-uuid"});
+        assert!(EventData::from_json(EventType::Test, json).is_err());
+        let json = serde_json::json!({"id": uuid::Uuid::now_v7()});
+        assert!(EventData::from_json(EventType::ShiftCreated, json).is_err());
+    }
+}
