@@ -5,8 +5,8 @@
 //! The host here is what a real one looks like: its own `users`, `companies` and
 //! `orders` (its own shapes) made by its own sea-orm migrator, which keeps its
 //! bookkeeping in sea-orm's default `seaql_migrations`. Tests that need PostgreSQL
-//! (schemas, a shared pool's session state) are ignored unless
-//! `WFS_TEST_DATABASE_URL` is set when the suite is built.
+//! (schemas, a shared pool's session state) are reported as ignored on SQLite; they
+//! run with `WFS_TEST_DATABASE_URL` set and `--include-ignored`.
 
 use crate::helpers::*;
 use http::Method;
@@ -165,7 +165,7 @@ async fn assert_wfs_in_its_schema(conn: &impl ConnectionTrait) {
 }
 
 #[tokio::test]
-#[cfg_attr(not(wfs_pg), ignore = "needs PostgreSQL: WFS_TEST_DATABASE_URL")]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever_migrates_first() {
     for wfs_first in [false, true] {
         // Arrange
@@ -211,7 +211,7 @@ async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever
 }
 
 #[tokio::test]
-#[cfg_attr(not(wfs_pg), ignore = "needs PostgreSQL: WFS_TEST_DATABASE_URL")]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn wfs_runs_on_the_hosts_pool_and_the_hosts_queries_still_see_the_hosts_tables() {
     // Arrange: the host's one pool, its tables and a user of its own.
     let url = fresh_postgres().await;
@@ -539,7 +539,7 @@ async fn previous_release(url: &str) -> (Key, Vec<Value>) {
 }
 
 #[tokio::test]
-#[cfg_attr(not(wfs_pg), ignore = "needs PostgreSQL: WFS_TEST_DATABASE_URL")]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_postgres_database_of_the_previous_release_moves_into_the_schema_without_loss() {
     // Arrange
     let url = fresh_postgres().await;
