@@ -1,0 +1,190 @@
+//! The example host, run as its users would run it, on PostgreSQL (the database it is
+//! written for): a new database, the host's Migrator and wfs's on every start, a
+//! tenant signed up, the partner API under `/partners`, an order and its shift in one
+//! transaction, and wfs's events read in-process.
+//!
+//! Needs `WFS_TEST_DATABASE_URL` (a PostgreSQL URL whose user may create databases);
+//! without it the test is reported as ignored.
+
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use sea_orm::{ConnectionTrait, Database, DbBackend, Statement};
+use serde_json::{Value, json};
+use std::time::Duration;
+use wfs_core::service::api_keys::NewApiKey;
+use wfs_core::{EventData, EventsFrom};
+use wfs_example_host::Host;
+
+const SECRET: &[u8] = b"example host test secret, 32 bytes+";
+
+/// A new, empty database next to the one `WFS_TEST_DATABASE_URL` names.
+async fn fresh_database() -> String {
+    let admin_url = std::env::var("WFS_TEST_DATABASE_URL").expect("WFS_TEST_DATABASE_URL");
+    let name = format!("wfs_host_{}", uuid::Uuid::new_v4().simple());
+    let admin = Database::connect(&admin_url).await.unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    admin.close().await.unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    format!("{base}/{name}")
+}
+
+async fn count(host: &Host, sql: &str) -> i64 {
+    let row = host
+        .db()
+        .query_one_raw(Statement::from_string(DbBackend::Postgres, sql))
+        .await
+        .unwrap()
+        .unwrap();
+    row.try_get_by_index(0).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(wfs_postgres),
+    ignore = "needs PostgreSQL: set WFS_TEST_DATABASE_URL"
+)]
+async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
+    let url = fresh_database().await;
+    // Every start runs both Migrators; the second start finds nothing to do.
+    Host::open(&url, SECRET).await.unwrap();
+    let host = Host::open(&url, SECRET).await.unwrap();
+    let mut events = Box::pin(host.events(EventsFrom::Start));
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(axum::serve(listener, host.router()).into_future());
+    let http = reqwest::Client::new();
+
+    // A tenant signs up: the host's row and its wfs company, together.
+    let tenant: Value = http
+        .post(format!("{base}/tenants"))
+        .json(&json!({"name": "Acme Catering"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let tenant_id = tenant["id"].as_i64().unwrap();
+    let company = host.wfs_company(tenant_id).await.unwrap();
+    assert_eq!(tenant["wfsCompanyId"], company.to_string());
+    assert_eq!(count(&host, "SELECT count(*) FROM companies").await, 1);
+    assert_eq!(count(&host, "SELECT count(*) FROM wfs.companies").await, 1);
+    assert_eq!(
+        count(&host, "SELECT count(*) FROM seaql_migrations").await,
+        1,
+        "the host's bookkeeping holds the host's migration only"
+    );
+
+    // The tenant's integration uses the partner API under /partners.
+    let tx = host.wfs().begin().await.unwrap();
+    let key = host
+        .wfs()
+        .create_company_api_key(
+            &*tx,
+            company,
+            NewApiKey {
+                name: "integration".into(),
+                scopes: Some(vec!["workforce:read".into(), "workforce:write".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let api = |path: &str| format!("{base}/partners/external/v1{path}");
+    let post = |path: &str, body: Value| {
+        http.post(api(path))
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", key.client_secret.expose())
+            .header("idempotency-key", uuid::Uuid::new_v4().to_string())
+            .json(&body)
+            .send()
+    };
+    let branch: Value = post("/locations", json!({"name": "Main kitchen"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let role: Value = post("/job-roles", json!({"title": "Waiter"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let slot = post(
+        "/shifts/slots",
+        json!({
+            "branchId": branch["id"], "jobRoleId": role["id"], "startTime": "18:00",
+            "endTime": "23:00", "bookDate": "2030-01-07", "dayOfWeek": 1, "maxStaffRequired": 2,
+            "timeZone": "Europe/Berlin", "shiftName": "Evening", "shiftColor": "#00AA88",
+            "openShift": true, "isOncall": false, "unpaidBreak": 0
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(slot.status(), StatusCode::CREATED);
+    let slot: Value = slot.json().await.unwrap();
+    let document: Value = http
+        .get(api("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(document["servers"][0]["url"], "/partners");
+
+    // An order books the slot's second place in the order's transaction.
+    let order = |date: &str| {
+        http.post(format!("{base}/tenants/{tenant_id}/orders"))
+            .json(&json!({"item": "Dinner for 40", "slotId": slot["slotId"], "date": date}))
+            .send()
+    };
+    let placed = order("2030-01-07").await.unwrap();
+    assert_eq!(placed.status(), StatusCode::CREATED);
+    let placed: Value = placed.json().await.unwrap();
+    // The slot is full now: the booking is refused, and the order is not written.
+    let full = order("2030-01-07").await.unwrap();
+    assert_eq!(full.status(), StatusCode::CONFLICT);
+    // A date the slot does not run on: refused the same way.
+    let tuesday = order("2030-01-08").await.unwrap();
+    assert_eq!(tuesday.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(count(&host, "SELECT count(*) FROM orders").await, 1);
+    let shift = http
+        .get(api("/schedules?from=2030-01-07&to=2030-01-08"))
+        .header("x-api-key", &key.client_id)
+        .header("x-api-secret", key.client_secret.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shift.status(), StatusCode::OK);
+    let shift = shift.text().await.unwrap();
+    assert!(
+        shift.contains(placed["shiftId"].as_str().unwrap()),
+        "the booked shift is in the schedule: {shift}"
+    );
+
+    // wfs's events arrive in-process, typed, for the tenant's company.
+    let mut created_shifts = Vec::new();
+    while created_shifts.len() < 2 {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("events arrive within seconds")
+            .expect("the stream goes on")
+            .unwrap();
+        assert_eq!(event.company, company);
+        if let EventData::ShiftCreated(shift) = event.data {
+            created_shifts.push(shift);
+        }
+    }
+    assert_eq!(
+        created_shifts.len(),
+        2,
+        "the slot's first shift and the order's"
+    );
+}
