@@ -124,7 +124,9 @@ impl IntoResponse for HostError {
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let message = if status.is_server_error() {
-            "The order could not be placed; nothing was written".to_owned()
+            // The cause is for the host's log, not for the caller.
+            eprintln!("wfs-example-host: {self:?}");
+            "The request failed; nothing was written".to_owned()
         } else {
             self.to_string()
         };
@@ -219,7 +221,11 @@ impl Host {
     ///
     /// # Errors
     /// The booking's refusal, an unknown tenant, or a database failure.
-    pub async fn place_order(&self, tenant: i64, order: NewOrder) -> Result<PlacedOrder, HostError> {
+    pub async fn place_order(
+        &self,
+        tenant: i64,
+        order: NewOrder,
+    ) -> Result<PlacedOrder, HostError> {
         let company = self.wfs_company(tenant).await?;
         let txn = self.db.begin().await?;
         let placed = entity::order::ActiveModel {
@@ -294,5 +300,8 @@ async fn place_order(
     Path(tenant): Path<i64>,
     Json(order): Json<NewOrder>,
 ) -> Result<(StatusCode, Json<PlacedOrder>), HostError> {
-    Ok((StatusCode::CREATED, Json(host.place_order(tenant, order).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(host.place_order(tenant, order).await?),
+    ))
 }

@@ -3,8 +3,8 @@
 //! tenant signed up, the partner API under `/partners`, an order and its shift in one
 //! transaction, and wfs's events read in-process.
 //!
-//! Needs `WFS_TEST_DATABASE_URL` (a PostgreSQL URL whose user may create databases);
-//! without it the test is reported as ignored.
+//! Needs `WFS_TEST_DATABASE_URL` (a PostgreSQL URL whose user may create databases)
+//! and `--include-ignored`; a SQLite run reports it as ignored.
 
 use futures_util::StreamExt;
 use reqwest::StatusCode;
@@ -42,10 +42,7 @@ async fn count(host: &Host, sql: &str) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(wfs_postgres),
-    ignore = "needs PostgreSQL: set WFS_TEST_DATABASE_URL"
-)]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
     let url = fresh_database().await;
     // Every start runs both Migrators; the second start finds nothing to do.
@@ -59,16 +56,15 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
     let http = reqwest::Client::new();
 
     // A tenant signs up: the host's row and its wfs company, together.
-    let tenant: Value = http
+    let signed_up = http
         .post(format!("{base}/tenants"))
         .json(&json!({"name": "Acme Catering"}))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
-    let tenant_id = tenant["id"].as_i64().unwrap();
+    assert_eq!(signed_up.status(), StatusCode::CREATED);
+    let tenant: Value = signed_up.json().await.unwrap();
+    let tenant_id = tenant["id"].as_i64().unwrap_or_else(|| panic!("{tenant}"));
     let company = host.wfs_company(tenant_id).await.unwrap();
     assert_eq!(tenant["wfsCompanyId"], company.to_string());
     assert_eq!(count(&host, "SELECT count(*) FROM companies").await, 1);

@@ -87,6 +87,7 @@ impl Wfs {
         conn: &impl ConnectionTrait,
         input: NewCompany,
     ) -> Result<Company> {
+        let conn = &self.store().enter(conn);
         let name = required_text("name", &input.name, 200)?;
         let external = input
             .external_ref
