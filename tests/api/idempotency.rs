@@ -361,7 +361,9 @@ async fn a_write_whose_client_goes_away_still_completes_and_its_retry_replays() 
     // rename waits inside its own transaction...
     let blocker = app.wfs.begin().await.unwrap();
     let uuid: uuid::Uuid = id.parse().unwrap();
+    // A statement about wfs's own table: `qualified()` names wfs's schema, if any.
     blocker
+        .qualified()
         .execute_raw(Statement::from_sql_and_values(
             blocker.get_database_backend(),
             "UPDATE job_roles SET title = title WHERE id = $1",

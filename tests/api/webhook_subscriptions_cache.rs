@@ -298,7 +298,7 @@ async fn event_in(tx: &wfs_core::WriteTx, role: &str) -> String {
     use wfs_core::persistence::entity::webhook_event;
     webhook_event::Entity::find()
         .filter(webhook_event::Column::EventType.eq("job_role.created"))
-        .all(&**tx)
+        .all(tx.qualified())
         .await
         .unwrap()
         .into_iter()
@@ -312,7 +312,7 @@ async fn event_in(tx: &wfs_core::WriteTx, role: &str) -> String {
 async fn delivered_to_in(tx: &wfs_core::WriteTx, event: &str) -> BTreeSet<String> {
     webhook_delivery::Entity::find()
         .filter(webhook_delivery::Column::EventId.eq(event.parse::<uuid::Uuid>().unwrap()))
-        .all(&**tx)
+        .all(tx.qualified())
         .await
         .unwrap()
         .into_iter()
