@@ -21,7 +21,7 @@
 //!   are taken in commit order, and a rolled-back number is taken again by the next
 //!   writer (no reader ever saw it);
 //! * on PostgreSQL rows are inserted without a number and numbered after they commit,
-//!   by whichever stream reads next ([`Wfs::sequence_events`]): a short transaction
+//!   by whichever stream reads next (`Wfs::sequence_events`): a short transaction
 //!   takes a transaction-scoped advisory lock, so numbering runs one transaction at a
 //!   time across every process on the database, and numbers the committed rows that
 //!   have none, in id order, after the greatest number given so far. Its statement's
@@ -56,7 +56,7 @@
 //! # Waking up
 //!
 //! A stream that has read everything waits for the store's change hub
-//! ([`crate::persistence::changes`]): writing an event marks it, and when every write
+//! (`persistence::changes`): writing an event marks it, and when every write
 //! transaction begun by then has ended (so the event's own transaction has committed
 //! or rolled back) the hub wakes this process's streams, and on PostgreSQL notifies
 //! the other processes on the channel their caches already listen on. A wake-up only
