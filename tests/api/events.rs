@@ -60,12 +60,11 @@ fn company_id(company: &Company) -> CompanyId {
     company.id.parse().unwrap()
 }
 
-/// Creates a job role through the core in a transaction of its own.
-async fn role_in_core(app: &TestApp, company: CompanyId, title: &str) {
-    let tx = app.wfs.begin().await.unwrap();
+/// Creates a job role through the core in `tx`.
+async fn role_in(app: &TestApp, tx: &wfs_core::WriteTx, company: CompanyId, title: &str) {
     app.wfs
         .create_job_role(
-            &*tx,
+            &**tx,
             company,
             NewJobRole {
                 title: title.into(),
@@ -74,6 +73,12 @@ async fn role_in_core(app: &TestApp, company: CompanyId, title: &str) {
         )
         .await
         .unwrap();
+}
+
+/// Creates a job role through the core in a transaction of its own.
+async fn role_in_core(app: &TestApp, company: CompanyId, title: &str) {
+    let tx = app.wfs.begin().await.unwrap();
+    role_in(app, &tx, company, title).await;
     tx.commit().await.unwrap();
 }
 
@@ -220,30 +225,10 @@ async fn a_rolled_back_write_produces_no_event() {
 
     // Act: a write rolled back explicitly, one dropped, then one committed.
     let tx = app.wfs.begin().await.unwrap();
-    app.wfs
-        .create_job_role(
-            &*tx,
-            company,
-            NewJobRole {
-                title: "Rolled back".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    role_in(&app, &tx, company, "Rolled back").await;
     tx.rollback().await.unwrap();
     let tx = app.wfs.begin().await.unwrap();
-    app.wfs
-        .create_job_role(
-            &*tx,
-            company,
-            NewJobRole {
-                title: "Dropped".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    role_in(&app, &tx, company, "Dropped").await;
     drop(tx);
     role_in_core(&app, company, "Committed").await;
 
@@ -319,20 +304,10 @@ async fn a_transaction_that_commits_late_with_an_older_id_is_not_skipped() {
     let acme = app.company("Acme").await;
     let company = company_id(&acme);
     let mut stream = app.wfs.events(EventsFrom::Now);
-    let new_role = |title: &str| NewJobRole {
-        title: title.into(),
-        ..Default::default()
-    };
     let a = app.wfs.begin().await.unwrap();
-    app.wfs
-        .create_job_role(&*a, company, new_role("A, committed late"))
-        .await
-        .unwrap();
+    role_in(&app, &a, company, "A, committed late").await;
     let b = app.wfs.begin().await.unwrap();
-    app.wfs
-        .create_job_role(&*b, company, new_role("B"))
-        .await
-        .unwrap();
+    role_in(&app, &b, company, "B").await;
     b.commit().await.unwrap();
 
     // Act: the stream reads past B, then A commits.
