@@ -45,6 +45,7 @@ pub mod error;
 pub mod ids;
 pub mod persistence;
 pub mod principal;
+pub mod resource;
 pub mod service;
 
 pub use clock::{Clock, FixedClock, SystemClock};
