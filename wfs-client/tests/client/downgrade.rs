@@ -1,7 +1,7 @@
 //! The 3.1 -> 3.0.3 rewrite that `build.rs` applies before progenitor reads the
 //! document, checked on small inputs (the same file `build.rs` includes).
 
-#[path = "../build/downgrade.rs"]
+#[path = "../../build/downgrade.rs"]
 mod downgrade;
 
 use serde_json::{Value, json};
