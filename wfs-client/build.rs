@@ -2,7 +2,7 @@
 //!
 //! It reads the package's own copy, `wfs-client/openapi.yaml`, so that the published
 //! crate builds on its own. The copy must equal the workspace's `openapi.yaml` (what the
-//! server emits): `tests/openapi_copy.rs` fails while they differ, and a build in the
+//! server emits): `tests/client/openapi_copy.rs` fails while they differ, and a build in the
 //! workspace warns. Refresh it with `cp openapi.yaml wfs-client/openapi.yaml`.
 //!
 //! The document is what the server's utoipa annotations emit (OpenAPI 3.1). progenitor

@@ -10,7 +10,7 @@
 //! Everything runs on a temp-file SQLite except the outage test, which needs a
 //! PostgreSQL cluster it may stop and start: `.ci/run` exports `WFS_TEST_PG_CTL`,
 //! `WFS_TEST_PG_DATA`, `WFS_TEST_PG_OPTS` (and `WFS_TEST_PG_USER` when root) in its
-//! PostgreSQL leg; without them that test says why and passes.
+//! PostgreSQL leg; it is `#[ignore]`d, so a SQLite run reports it as ignored.
 
 use crate::common;
 
