@@ -5,6 +5,7 @@
 //! PostgreSQL database when `WFS_TEST_DATABASE_URL` is set.
 
 mod helpers;
+mod rows;
 
 mod host_api;
 mod host_tenants;

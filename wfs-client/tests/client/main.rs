@@ -7,6 +7,8 @@
 //! each module (and linking dominates a build on two cores). Every test starts its
 //! own mock server on a port of its own, so they share this process safely.
 
+mod common;
+
 mod admin;
 mod downgrade;
 mod errors;
