@@ -3,6 +3,10 @@
 //!
 //! Every test gets a fresh database: a temp-file SQLite by default, or a new
 //! PostgreSQL database when `WFS_TEST_DATABASE_URL` is set.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
+)]
 
 mod helpers;
 mod rows;

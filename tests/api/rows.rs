@@ -10,22 +10,8 @@ use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
 /// PostgreSQL's limits on bound values.
 const ROWS_PER_STATEMENT: usize = 200;
 
-/// The columns of a membership row, in the order the seeding code gives its values.
-pub const MEMBERSHIP_COLUMNS: [&str; 10] = [
-    "id",
-    "company_id",
-    "user_id",
-    "branch_id",
-    "job_role_id",
-    "privilege",
-    "status",
-    "resource_version",
-    "updated_at",
-    "created_at",
-];
-
 /// The columns of a shift row, in the order the seeding code gives its values.
-pub const SHIFT_COLUMNS: [&str; 13] = [
+pub(crate) const SHIFT_COLUMNS: [&str; 13] = [
     "id",
     "company_id",
     "slot_id",
@@ -43,7 +29,7 @@ pub const SHIFT_COLUMNS: [&str; 13] = [
 
 /// Inserts `rows` of `columns` into `table` in multi-row statements, each in a write
 /// transaction of its own.
-pub async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) {
+pub(crate) async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) {
     let backend = wfs.store().conn().get_database_backend();
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));

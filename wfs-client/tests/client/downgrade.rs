@@ -2,12 +2,12 @@
 //! document, checked on small inputs (the same file `build.rs` includes).
 
 #[path = "../../build/downgrade.rs"]
-mod downgrade;
+mod build_script;
 
 use serde_json::{Value, json};
 
 fn downgraded(mut v: Value) -> Value {
-    downgrade::downgrade(&mut v);
+    build_script::downgrade(&mut v);
     v
 }
 

@@ -6,6 +6,10 @@
 //! One test binary for the crate: a test binary of its own would be linked again for
 //! each module (and linking dominates a build on two cores). Every test starts its
 //! own mock server on a port of its own, so they share this process safely.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
+)]
 
 mod common;
 

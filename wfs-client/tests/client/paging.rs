@@ -4,7 +4,7 @@
 use crate::common::client;
 use futures_util::TryStreamExt;
 use serde_json::{Value, json};
-use wfs_client::{ScheduleQuery, WfsClient, WorkforceQuery, types};
+use wfs_client::{ScheduleQuery, WorkforceQuery, types};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

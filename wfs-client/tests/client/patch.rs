@@ -6,10 +6,10 @@ use std::path::Path;
 
 use crate::common::client;
 use serde_json::{Value, json};
+use wfs_client::types;
 use wfs_client::types::{
     Patch, UpdateEndpointRequest, UpdateJobRoleRequest, UpdateLocationRequest, WebhookEventType,
 };
-use wfs_client::{WfsClient, types};
 use wiremock::matchers::{body_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -13,6 +13,10 @@
     unreachable_pub,
     reason = "the helpers are `pub` for the modules of this binary, which exports nothing"
 )]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
+)]
 
 mod common;
 
