@@ -9,6 +9,12 @@
 )]
 
 mod helpers;
+#[path = "../../wfs-core/tests/core/receiver.rs"]
+#[allow(
+    dead_code,
+    reason = "wfs-core's delivery tests use all of the receiver, the event tests here part"
+)]
+mod receiver;
 mod rows;
 
 mod host_api;

@@ -14,5 +14,6 @@
     reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
 )]
 
+mod receiver;
 mod sign_in_work;
 mod webhook_delivery;
