@@ -12,6 +12,10 @@
 //! limit 200 at the same time. It prints the process's peak RSS during the walks (VmHWM,
 //! reset after the load) and its RSS afterwards, the memory a burst of heavy pages
 //! makes the server hold.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's main reads as its one procedure, top to bottom: load, measure, report"
+)]
 
 use bytes::Bytes;
 use chrono::{Duration, Utc};
@@ -20,35 +24,28 @@ use http_body_util::{BodyExt, Full};
 use std::time::{Duration as StdDuration, Instant};
 use tower::ServiceExt;
 use wfs_core::Wfs;
-use wfs_core::sea_orm::{ConnectionTrait, Statement, Value};
+use wfs_core::sea_orm::{ConnectionTrait, Value};
 use wfs_tower::WfsService;
 
-/// Inserts rows of `columns` in multi-row statements, `per_stmt` rows each.
-async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) {
-    let conn = wfs.store().conn();
-    let backend = conn.get_database_backend();
-    for chunk in rows.chunks(400) {
-        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let mut values = Vec::with_capacity(chunk.len() * columns.len());
-        for (i, row) in chunk.iter().enumerate() {
-            if i > 0 {
-                sql.push(',');
-            }
-            let placeholders: Vec<String> = (0..columns.len())
-                .map(|c| format!("${}", i * columns.len() + c + 1))
-                .collect();
-            sql.push_str(&format!("({})", placeholders.join(",")));
-            values.extend(row.iter().cloned());
-        }
-        let tx = wfs.begin().await.unwrap();
-        tx.execute_raw(Statement::from_sql_and_values(backend, sql, values))
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-    }
-}
-
 mod common;
+#[path = "../tests/api/rows.rs"]
+mod rows;
+
+use rows::{SHIFT_COLUMNS, insert_rows};
+
+/// The columns of a membership row, in the order the seeding code gives its values.
+const MEMBERSHIP_COLUMNS: [&str; 10] = [
+    "id",
+    "company_id",
+    "user_id",
+    "branch_id",
+    "job_role_id",
+    "privilege",
+    "status",
+    "resource_version",
+    "updated_at",
+    "created_at",
+];
 
 /// `VmRSS` and `VmHWM` of this process, in KiB.
 fn rss_kib() -> (u64, u64) {
@@ -95,71 +92,17 @@ async fn heavy(f: common::Fixture) {
         .and_utc();
     let to = from + Duration::days(90);
     let slot = f.slot(from.date_naive()).await;
-    let now = Utc::now();
     let step = Duration::days(90) / per as i32;
-    let (mut users, mut memberships, mut shifts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seed = Seed::new(&f);
     for i in 0..members {
-        let user = uuid::Uuid::now_v7();
-        let member = uuid::Uuid::now_v7();
-        users.push(vec![
-            user.into(),
-            format!("h{i}@feed.test").into(),
-            "F".into(),
-            "L".into(),
-            false.into(),
-            now.into(),
-            now.into(),
-        ]);
-        memberships.push(vec![
-            member.into(),
-            f.company.0.into(),
-            user.into(),
-            f.location.0.into(),
-            f.role.0.into(),
-            3i16.into(),
-            1i16.into(),
-            (1000 + i).into(),
-            now.into(),
-            now.into(),
-        ]);
+        let (user, member) = seed.member(&format!("h{i}@feed.test"), 1000 + i);
         for k in 0..per {
             let start = from + step * k as i32 + Duration::hours(1);
-            shifts.push(vec![
-                uuid::Uuid::now_v7().into(),
-                f.company.0.into(),
-                slot.into(),
-                f.location.0.into(),
-                f.role.0.into(),
-                member.into(),
-                user.into(),
-                start.format("%Y-%m-%d").to_string().into(),
-                "confirmed".into(),
-                start.into(),
-                (start + Duration::hours(8)).into(),
-                now.into(),
-                now.into(),
-            ]);
+            seed.shift(slot, user, member, start);
         }
     }
-    let user_columns = [
-        "id",
-        "email",
-        "first_name",
-        "last_name",
-        "must_change_password",
-        "created_at",
-        "updated_at",
-    ];
-    insert_rows(wfs, "users", &user_columns, users).await;
-    insert_rows(wfs, "memberships", &MEMBERSHIP_COLUMNS, memberships).await;
-    insert_rows(wfs, "shifts", &SHIFT_COLUMNS, shifts).await;
-    if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
-        wfs.store()
-            .conn()
-            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
-            .await
-            .unwrap();
-    }
+    seed.insert(wfs).await;
+    settle(wfs).await;
     println!(
         "heavy feed: {members} memberships x {per} shifts in 90 days, {} backend",
         if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
@@ -251,34 +194,110 @@ async fn heavy(f: common::Fixture) {
     );
 }
 
-const MEMBERSHIP_COLUMNS: [&str; 10] = [
-    "id",
-    "company_id",
-    "user_id",
-    "branch_id",
-    "job_role_id",
-    "privilege",
-    "status",
-    "resource_version",
-    "updated_at",
-    "created_at",
-];
+/// The rows of a bulk load: users, their memberships (in the fixture's company, at
+/// its location, with its role) and their shifts, inserted at once by [`Seed::insert`].
+struct Seed<'f> {
+    f: &'f common::Fixture,
+    now: chrono::DateTime<Utc>,
+    users: Vec<Vec<Value>>,
+    memberships: Vec<Vec<Value>>,
+    shifts: Vec<Vec<Value>>,
+}
 
-const SHIFT_COLUMNS: [&str; 13] = [
-    "id",
-    "company_id",
-    "slot_id",
-    "branch_id",
-    "job_role_id",
-    "membership_id",
-    "user_id",
-    "book_date",
-    "status",
-    "start_at",
-    "end_at",
-    "created_at",
-    "updated_at",
-];
+impl<'f> Seed<'f> {
+    fn new(f: &'f common::Fixture) -> Self {
+        let (users, memberships, shifts) = (Vec::new(), Vec::new(), Vec::new());
+        let now = Utc::now();
+        Seed {
+            f,
+            now,
+            users,
+            memberships,
+            shifts,
+        }
+    }
+
+    /// A user with `email` and an active membership at `version`: their ids.
+    fn member(&mut self, email: &str, version: i64) -> (uuid::Uuid, uuid::Uuid) {
+        let (f, now) = (self.f, self.now);
+        let user = uuid::Uuid::now_v7();
+        let member = uuid::Uuid::now_v7();
+        self.users.push(vec![
+            user.into(),
+            email.into(),
+            "F".into(),
+            "L".into(),
+            false.into(),
+            now.into(),
+            now.into(),
+        ]);
+        self.memberships.push(vec![
+            member.into(),
+            f.company.0.into(),
+            user.into(),
+            f.location.0.into(),
+            f.role.0.into(),
+            3i16.into(),
+            1i16.into(),
+            version.into(),
+            now.into(),
+            now.into(),
+        ]);
+        (user, member)
+    }
+
+    /// A confirmed eight-hour shift of `member` in `slot`, from `start`.
+    fn shift(
+        &mut self,
+        slot: uuid::Uuid,
+        user: uuid::Uuid,
+        member: uuid::Uuid,
+        start: chrono::DateTime<Utc>,
+    ) {
+        let (f, now) = (self.f, self.now);
+        self.shifts.push(vec![
+            uuid::Uuid::now_v7().into(),
+            f.company.0.into(),
+            slot.into(),
+            f.location.0.into(),
+            f.role.0.into(),
+            member.into(),
+            user.into(),
+            start.format("%Y-%m-%d").to_string().into(),
+            "confirmed".into(),
+            start.into(),
+            (start + Duration::hours(8)).into(),
+            now.into(),
+            now.into(),
+        ]);
+    }
+
+    async fn insert(self, wfs: &Wfs) {
+        let user_columns = [
+            "id",
+            "email",
+            "first_name",
+            "last_name",
+            "must_change_password",
+            "created_at",
+            "updated_at",
+        ];
+        insert_rows(wfs, "users", &user_columns, self.users).await;
+        insert_rows(wfs, "memberships", &MEMBERSHIP_COLUMNS, self.memberships).await;
+        insert_rows(wfs, "shifts", &SHIFT_COLUMNS, self.shifts).await;
+    }
+}
+
+/// Measure a settled store, not the bulk load's write-ahead log.
+async fn settle(wfs: &Wfs) {
+    if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
+        wfs.store()
+            .conn()
+            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await
+            .unwrap();
+    }
+}
 
 #[tokio::main]
 async fn main() {
@@ -293,78 +312,18 @@ async fn main() {
     let slot = f.slot(tomorrow).await;
 
     let started = Instant::now();
-    let now = Utc::now();
     let start = tomorrow.and_hms_opt(8, 0, 0).unwrap().and_utc();
-    let (mut users, mut memberships, mut shifts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut seed = Seed::new(&f);
     for i in 0..total {
-        let user = uuid::Uuid::now_v7();
-        let member = uuid::Uuid::now_v7();
-        users.push(vec![
-            user.into(),
-            format!("u{i}@feed.test").into(),
-            "F".into(),
-            "L".into(),
-            false.into(),
-            now.into(),
-            now.into(),
-        ]);
-        memberships.push(vec![
-            member.into(),
-            f.company.0.into(),
-            user.into(),
-            f.location.0.into(),
-            f.role.0.into(),
-            3i16.into(),
-            1i16.into(),
-            (1000 + i).into(),
-            now.into(),
-            now.into(),
-        ]);
-        shifts.push(vec![
-            uuid::Uuid::now_v7().into(),
-            f.company.0.into(),
-            slot.into(),
-            f.location.0.into(),
-            f.role.0.into(),
-            member.into(),
-            user.into(),
-            tomorrow.format("%Y-%m-%d").to_string().into(),
-            "confirmed".into(),
-            start.into(),
-            (start + Duration::hours(8)).into(),
-            now.into(),
-            now.into(),
-        ]);
+        let (user, member) = seed.member(&format!("u{i}@feed.test"), 1000 + i);
+        seed.shift(slot, user, member, start);
     }
-    insert_rows(
-        wfs,
-        "users",
-        &[
-            "id",
-            "email",
-            "first_name",
-            "last_name",
-            "must_change_password",
-            "created_at",
-            "updated_at",
-        ],
-        users,
-    )
-    .await;
-    insert_rows(wfs, "memberships", &MEMBERSHIP_COLUMNS, memberships).await;
-    insert_rows(wfs, "shifts", &SHIFT_COLUMNS, shifts).await;
+    seed.insert(wfs).await;
     println!(
         "loaded {total} memberships with shifts in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    // Measure a settled store, not the bulk load's write-ahead log.
-    if wfs.store().backend() == wfs_core::sea_orm::DatabaseBackend::Sqlite {
-        wfs.store()
-            .conn()
-            .execute_unprepared("PRAGMA wal_checkpoint(TRUNCATE)")
-            .await
-            .unwrap();
-    }
+    settle(wfs).await;
 
     let svc = WfsService::new(wfs.clone());
     let get = |path: String| {

@@ -13,6 +13,10 @@
 //!    the lag of each is from its commit to the receiver's first request for it.
 //! 3. Throughput: `BENCH_EVENTS` events committed in batches, then the time until the
 //!    receiver has every delivery.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a benchmark's main reads as its one procedure, top to bottom: load, measure, report"
+)]
 
 use bytes::Bytes;
 use http::Request;

@@ -30,6 +30,10 @@
 //! `http://127.0.0.1:8080`), and the API key pair `WFS_API_KEY` (`api_...`) and
 //! `WFS_API_SECRET` (`sec_...`), both required. The key needs the scopes
 //! `workforce:read` and `workforce:write`.
+#![allow(
+    clippy::too_many_lines,
+    reason = "an example's main is the walkthrough it shows, in the order an integrator runs it"
+)]
 
 use std::fmt;
 use std::process::ExitCode;

@@ -511,25 +511,13 @@ async fn previous_release(url: &str) -> (Key, Vec<Value>) {
         .await
         .unwrap(),
     );
-    let company = app.company("Acme").await;
-    let key = app.key(&company).await;
-    let branch = app.seed_location(&company, "North").await;
-    let role = app.create_role(&key, "Nurse").await;
-    let (_member, user) = app.seed_member(&company, "Ada").await;
-    let slot = app
-        .post(
-            &key,
-            "/external/v1/shifts/slots",
-            &json!({"branchId": branch, "jobRoleId": role, "startTime": "08:00", "endTime": "16:00", "bookDate": "2026-11-16",
-                    "dayOfWeek": 1, "maxStaffRequired": 3, "timeZone": "UTC", "shiftName": "Day", "shiftColor": "#123",
-                    "openShift": false, "isOncall": false, "unpaidBreak": 30}),
-        )
-        .await;
-    slot.assert_status(201);
+    let DaySlot {
+        key, user, slot, ..
+    } = app.day_slot().await;
     app.post(
         &key,
         "/external/v1/shifts/book",
-        &json!({"slotId": slot.body["slotId"], "date": "2026-11-16", "assignees": [{"userId": user}]}),
+        &json!({"slotId": slot, "date": "2026-11-16", "assignees": [{"userId": user}]}),
     )
     .await
     .assert_status(200);

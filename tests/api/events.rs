@@ -4,10 +4,10 @@
 //! payload its webhook body carries. No webhook worker runs unless a test starts one.
 
 use crate::helpers::*;
+use crate::receiver::Receiver;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use wfs_core::service::job_roles::NewJobRole;
@@ -344,26 +344,6 @@ async fn a_stream_after_an_event_the_store_does_not_hold_says_not_found_and_ends
     assert!(stream.next().await.is_none());
 }
 
-/// A loopback receiver that keeps every delivery: its `webhook-id` and its body.
-async fn receiver() -> (String, Arc<Mutex<Vec<(String, Value)>>>) {
-    let got: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let keep = got.clone();
-    let answer =
-        axum::Router::new().fallback(move |headers: http::HeaderMap, body: axum::body::Bytes| {
-            let keep = keep.clone();
-            async move {
-                let id = headers["webhook-id"].to_str().unwrap().to_owned();
-                let body: Value = serde_json::from_slice(&body).unwrap();
-                keep.lock().unwrap().push((id, body));
-                http::StatusCode::NO_CONTENT
-            }
-        });
-    tokio::spawn(async move { axum::serve(listener, answer).await });
-    (format!("http://{addr}/hook"), got)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     // Arrange: an endpoint on a real receiver, and a worker delivering to it.
@@ -374,11 +354,11 @@ async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     .await;
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
-    let (url, delivered) = receiver().await;
+    let receiver = Receiver::ok().await;
     app.post(
         &key,
         "/external/v1/webhooks/endpoints",
-        &json!({"url": url}),
+        &json!({"url": receiver.url}),
     )
     .await
     .assert_status(201);
@@ -440,20 +420,16 @@ async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     for event in &events {
         assert_same(event, &wire[&event.id.to_string()]);
     }
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while delivered.lock().unwrap().len() < events.len() {
-        assert!(tokio::time::Instant::now() < deadline, "deliveries missing");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Fails after a deadline unless every event was delivered.
+    let delivered = receiver.wait_for(events.len()).await;
     drop(stop);
     worker.await.unwrap().unwrap();
-    let delivered = delivered.lock().unwrap().clone();
     for event in &events {
-        let (_, body) = delivered
+        let delivery = delivered
             .iter()
-            .find(|(id, _)| *id == event.id.to_string())
+            .find(|delivery| delivery.id() == event.id.to_string())
             .unwrap_or_else(|| panic!("{} was not delivered", event.id));
-        let mut body = body.clone();
+        let mut body = delivery.json();
         body["id"] = json!(event.id.to_string());
         assert_same(event, &body);
     }

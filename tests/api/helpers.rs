@@ -529,6 +529,47 @@ impl TestApp {
     }
 }
 
+/// Company "Acme" with a key, a location "North", a role "Nurse", a member "Ada" and a
+/// day slot on Monday 2026-11-16 (08:00-16:00 UTC, three places): where the host API's
+/// tests and the shared-database readings start.
+pub struct DaySlot {
+    pub company: Company,
+    pub key: Key,
+    /// Ada's membership and user ids.
+    pub member: String,
+    pub user: String,
+    /// The slot's id, as the create answer gives it.
+    pub slot: Value,
+}
+
+impl TestApp {
+    /// Makes the [`DaySlot`] scene through the API (the slot) and the store (the rest).
+    pub async fn day_slot(&self) -> DaySlot {
+        let company = self.company("Acme").await;
+        let key = self.key(&company).await;
+        let branch = self.seed_location(&company, "North").await;
+        let role = self.create_role(&key, "Nurse").await;
+        let (member, user) = self.seed_member(&company, "Ada").await;
+        let slot = self
+            .post(
+                &key,
+                "/external/v1/shifts/slots",
+                &json!({"branchId": branch, "jobRoleId": role, "startTime": "08:00", "endTime": "16:00", "bookDate": "2026-11-16",
+                        "dayOfWeek": 1, "maxStaffRequired": 3, "timeZone": "UTC", "shiftName": "Day", "shiftColor": "#123",
+                        "openShift": false, "isOncall": false, "unpaidBreak": 30}),
+            )
+            .await;
+        slot.assert_status(201);
+        DaySlot {
+            company,
+            key,
+            member,
+            user,
+            slot: slot.body["slotId"].clone(),
+        }
+    }
+}
+
 /// A company with a key, a location ("North Clinic") and a job role ("Nurse"): the
 /// scene most scheduling tests start from.
 pub struct Scene {

@@ -21,21 +21,13 @@ struct Setup {
 
 async fn setup() -> Setup {
     let app = TestApp::spawn().await;
-    let company = app.company("Acme").await;
-    let key = app.key(&company).await;
-    let branch = app.seed_location(&company, "North").await;
-    let role = app.create_role(&key, "Nurse").await;
-    let (member, user) = app.seed_member(&company, "Ada").await;
-    let slot = app
-        .post(
-            &key,
-            "/external/v1/shifts/slots",
-            &json!({"branchId": branch, "jobRoleId": role, "startTime": "08:00", "endTime": "16:00", "bookDate": "2026-11-16",
-                    "dayOfWeek": 1, "maxStaffRequired": 3, "timeZone": "UTC", "shiftName": "Day", "shiftColor": "#123",
-                    "openShift": false, "isOncall": false, "unpaidBreak": 30}),
-        )
-        .await;
-    let slot_id = slot.body["slotId"].clone();
+    let DaySlot {
+        company,
+        key,
+        member,
+        user,
+        slot: slot_id,
+    } = app.day_slot().await;
     let booked = app
         .post(
             &key,

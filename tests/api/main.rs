@@ -3,8 +3,19 @@
 //!
 //! Every test gets a fresh database: a temp-file SQLite by default, or a new
 //! PostgreSQL database when `WFS_TEST_DATABASE_URL` is set.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
+)]
 
 mod helpers;
+#[path = "../../wfs-core/tests/core/receiver.rs"]
+#[allow(
+    dead_code,
+    reason = "wfs-core's delivery tests use all of the receiver, the event tests here part"
+)]
+mod receiver;
+mod rows;
 
 mod host_api;
 mod host_tenants;

@@ -2,10 +2,10 @@
 //! `/workforce/availability` alias. The clock stands at 2026-11-18 09:30 UTC.
 
 use crate::helpers::*;
+use crate::rows::{SHIFT_COLUMNS, insert_rows};
 use chrono::{DateTime, Utc};
 use http::Method;
 use serde_json::{Value, json};
-use wfs_core::sea_orm::{ConnectionTrait, Statement, Value as SqlValue};
 use wfs_core::{CompanyId, MembershipId};
 
 const FEED: &str = "/external/v1/workforce/resources";
@@ -398,33 +398,6 @@ async fn cursors_page_through_the_feed_and_keep_the_first_pages_window() {
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
 
-/// Inserts `rows` into `table` in multi-row statements: thousands of shifts, which
-/// booking one by one through the API would take minutes to make.
-async fn insert_rows(s: &Scene, table: &str, columns: &[&str], rows: Vec<Vec<SqlValue>>) {
-    let conn = s.app.wfs.store().conn();
-    for chunk in rows.chunks(200) {
-        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        for i in 0..chunk.len() {
-            let row: Vec<String> = (0..columns.len())
-                .map(|c| format!("${}", i * columns.len() + c + 1))
-                .collect();
-            sql.push_str(&format!(
-                "{}({})",
-                if i > 0 { "," } else { "" },
-                row.join(",")
-            ));
-        }
-        let values: Vec<SqlValue> = chunk.iter().flatten().cloned().collect();
-        conn.execute_raw(Statement::from_sql_and_values(
-            conn.get_database_backend(),
-            sql,
-            values,
-        ))
-        .await
-        .unwrap();
-    }
-}
-
 #[tokio::test]
 async fn heavy_resources_come_in_smaller_pages_that_continue_without_loss_or_repetition() {
     // Arrange: 30 members with 250 shifts and an unavailability interval each in a
@@ -481,22 +454,7 @@ async fn heavy_resources_come_in_smaller_pages_that_continue_without_loss_or_rep
             t0().into(),
         ]);
     }
-    let shift_columns = [
-        "id",
-        "company_id",
-        "slot_id",
-        "branch_id",
-        "job_role_id",
-        "membership_id",
-        "user_id",
-        "book_date",
-        "status",
-        "start_at",
-        "end_at",
-        "created_at",
-        "updated_at",
-    ];
-    insert_rows(&s, "shifts", &shift_columns, shifts).await;
+    insert_rows(&s.app.wfs, "shifts", &SHIFT_COLUMNS, shifts).await;
     let interval_columns = [
         "id",
         "company_id",
@@ -506,7 +464,7 @@ async fn heavy_resources_come_in_smaller_pages_that_continue_without_loss_or_rep
         "reason",
         "created_at",
     ];
-    insert_rows(&s, "unavailability", &interval_columns, intervals).await;
+    insert_rows(&s.app.wfs, "unavailability", &interval_columns, intervals).await;
 
     // Act: walk the 90-day feed at the largest page size.
     let mut pages = Vec::new();

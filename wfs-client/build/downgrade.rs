@@ -69,7 +69,13 @@ fn fix_object(o: &mut Map<String, Value>) {
         return;
     }
 
-    // type: [T, "null"]
+    fix_type_array(o);
+    fix_null_alternative(o);
+    fix_keywords(o);
+}
+
+/// `type: [T, "null"]` -> `type: T, nullable: true`.
+fn fix_type_array(o: &mut Map<String, Value>) {
     if let Some(Value::Array(types)) = o.get("type").cloned() {
         let non_null: Vec<Value> = types
             .iter()
@@ -94,8 +100,10 @@ fn fix_object(o: &mut Map<String, Value>) {
             o.insert("nullable".into(), json!(true));
         }
     }
+}
 
-    // oneOf/anyOf: [X, {type: null}]
+/// `oneOf`/`anyOf: [X, {type: null}]` -> `X` with `nullable: true`.
+fn fix_null_alternative(o: &mut Map<String, Value>) {
     for key in ["oneOf", "anyOf"] {
         let Some(Value::Array(alts)) = o.get(key).cloned() else {
             continue;
@@ -119,7 +127,11 @@ fn fix_object(o: &mut Map<String, Value>) {
             o.insert(key.into(), Value::Array(rest));
         }
     }
+}
 
+/// The 3.1-only keywords: `examples`, `const`, numeric exclusive bounds, and the string
+/// bounds left to the server.
+fn fix_keywords(o: &mut Map<String, Value>) {
     // examples: [..] -> example (only in schemas, where 3.1 made it an array).
     if let Some(Value::Array(examples)) = o.get("examples").cloned() {
         o.remove("examples");

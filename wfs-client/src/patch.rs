@@ -1,10 +1,12 @@
-//! The PATCH bodies, written by hand instead of generated.
+//! The PATCH bodies: [`Patch`], written here, and the three bodies that use it,
+//! generated from the document.
 //!
 //! In `PATCH /job-roles/{id}`, `PATCH /locations/{id}` and
 //! `PATCH /webhooks/endpoints/{id}` an absent field stays as it is, `null` clears a
 //! nullable field and a value sets it. progenitor would generate `Option<T>` fields
 //! skipped when `None`, which can leave a field out or set it but never send `null`, so
-//! these three schemas are replaced (see `build.rs`) by the types below, re-exported as
+//! `build.rs` generates these three schemas itself (`build/patch_bodies.rs`: a field is
+//! added to the client by adding it to the schema), re-exported as
 //! [`types::UpdateJobRoleRequest`](crate::types::UpdateJobRoleRequest),
 //! [`types::UpdateLocationRequest`](crate::types::UpdateLocationRequest) and
 //! [`types::UpdateEndpointRequest`](crate::types::UpdateEndpointRequest):
@@ -28,10 +30,53 @@
 //! );
 //! assert_eq!(serde_json::to_string(&UpdateJobRoleRequest::default()).unwrap(), "{}");
 //! ```
+//!
+//! Rename a role and remove its description; everything else stays:
+//!
+//! ```
+//! use wfs_client::types::{Patch, UpdateJobRoleRequest};
+//!
+//! let patch = UpdateJobRoleRequest {
+//!     title: Some("Care aide".into()),
+//!     desc: Patch::Clear,
+//!     ..Default::default()
+//! };
+//! ```
+//!
+//! Forget a location's street address and move its pin; everything else stays:
+//!
+//! ```
+//! use wfs_client::types::{Patch, UpdateLocationRequest};
+//!
+//! let patch = UpdateLocationRequest {
+//!     address: Patch::Clear,
+//!     latitude: 40.7.into(),
+//!     longitude: Patch::Set(-74.0),
+//!     location_detection_enabled: Some(true),
+//!     ..Default::default()
+//! };
+//! ```
+//!
+//! Remove an endpoint's description, listen to shift cancellations only, re-enable it.
+//! `event_types: Some(vec![])` sends `[]`, which subscribes the endpoint to every type
+//! (progenitor's type skipped an empty list, so it could not say that):
+//!
+//! ```
+//! use wfs_client::types::{Patch, UpdateEndpointRequest, WebhookEventType};
+//!
+//! let patch = UpdateEndpointRequest {
+//!     description: Patch::Clear,
+//!     event_types: Some(vec![WebhookEventType::ShiftCancelled]),
+//!     enabled: Some(true),
+//!     ..Default::default()
+//! };
+//! assert_eq!(
+//!     serde_json::to_string(&patch).unwrap(),
+//!     r#"{"description":null,"eventTypes":["shift.cancelled"],"enabled":true}"#
+//! );
+//! ```
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use crate::generated::types::WebhookEventType;
 
 /// One field of a PATCH body that may be left as it is, cleared or set.
 ///
@@ -101,141 +146,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
     }
 }
 
-/// The body of `PATCH /job-roles/{id}`: absent fields stay, `null` clears, unknown
-/// fields are rejected.
-///
-/// `title` cannot be null, so it is an `Option` (`None` leaves it out); every other
-/// field is a [`Patch`], [`Patch::Keep`] by default. Start from `Default::default()`:
-///
-/// ```
-/// use wfs_client::types::{Patch, UpdateJobRoleRequest};
-///
-/// // Rename the role and remove its description; everything else stays.
-/// let patch = UpdateJobRoleRequest {
-///     title: Some("Care aide".into()),
-///     desc: Patch::Clear,
-///     ..Default::default()
-/// };
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateJobRoleRequest {
-    /// The title. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// `weeklyHours`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub weekly_hours: Patch<f64>,
-    /// `desc`, the description.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub desc: Patch<String>,
-    /// `hexcode`, the display colour.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub hexcode: Patch<String>,
-    /// `symbol`, the display symbol.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub symbol: Patch<String>,
-    /// `dailyRequired`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub daily_required: Patch<i64>,
-}
-
-/// The body of `PATCH /locations/{id}`: absent fields stay, `null` clears, unknown
-/// fields are rejected.
-///
-/// `name`, `hexcode`, `symbol` and `location_detection_enabled` cannot be null, so they
-/// are `Option`s (`None` leaves them out); the address fields and the coordinates are
-/// [`Patch`]es, [`Patch::Keep`] by default. Start from `Default::default()`:
-///
-/// ```
-/// use wfs_client::types::{Patch, UpdateLocationRequest};
-///
-/// // Forget the street address, move the pin; everything else stays.
-/// let patch = UpdateLocationRequest {
-///     address: Patch::Clear,
-///     latitude: 40.7.into(),
-///     longitude: Patch::Set(-74.0),
-///     location_detection_enabled: Some(true),
-///     ..Default::default()
-/// };
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateLocationRequest {
-    /// The name. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `address`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub address: Patch<String>,
-    /// `countryId`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub country_id: Patch<String>,
-    /// `stateId`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub state_id: Patch<String>,
-    /// `cityId`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub city_id: Patch<String>,
-    /// `zipCode`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub zip_code: Patch<String>,
-    /// The display colour. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hexcode: Option<String>,
-    /// The display symbol. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub symbol: Option<String>,
-    /// `latitude`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub latitude: Patch<f64>,
-    /// `longitude`.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub longitude: Patch<f64>,
-    /// `locationDetectionEnabled`. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location_detection_enabled: Option<bool>,
-}
-
-/// The body of `PATCH /webhooks/endpoints/{id}`: absent fields stay, `null` clears,
-/// unknown fields are rejected, and an empty patch is 400.
-///
-/// Only `description` can be null, so it is the one [`Patch`] ([`Patch::Keep`] by
-/// default); `url`, `event_types` and `enabled` are `Option`s (`None` leaves them out).
-/// `event_types: Some(vec![])` sends `[]`, which subscribes the endpoint to every type
-/// (the generated type skipped an empty list, so it could not say that either).
-/// Start from `Default::default()`:
-///
-/// ```
-/// use wfs_client::types::{Patch, UpdateEndpointRequest, WebhookEventType};
-///
-/// // Remove the description, listen to shift cancellations only, re-enable.
-/// let patch = UpdateEndpointRequest {
-///     description: Patch::Clear,
-///     event_types: Some(vec![WebhookEventType::ShiftCancelled]),
-///     enabled: Some(true),
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     serde_json::to_string(&patch).unwrap(),
-///     r#"{"description":null,"eventTypes":["shift.cancelled"],"enabled":true}"#
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateEndpointRequest {
-    /// The URL, checked as at creation. Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// `description`, free text.
-    #[serde(default, skip_serializing_if = "Patch::is_keep")]
-    pub description: Patch<String>,
-    /// `eventTypes`, the subscribed types; empty means every type. Cannot be null:
-    /// `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_types: Option<Vec<WebhookEventType>>,
-    /// `true` re-enables a disabled endpoint (clearing `disabledReason`), `false`
-    /// disables it (`manual`). Cannot be null: `None` leaves it as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-}
+// `UpdateJobRoleRequest`, `UpdateLocationRequest` and `UpdateEndpointRequest`, generated
+// by build.rs (build/patch_bodies.rs) from their schemas in openapi.yaml.
+include!(concat!(env!("OUT_DIR"), "/patch_bodies.rs"));

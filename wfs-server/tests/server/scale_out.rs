@@ -2,9 +2,8 @@
 //! what one server changes, the other honours. Two real `wfs-server` processes on one
 //! fresh database of the cluster `WFS_TEST_DATABASE_URL` names; without it these
 //! tests are reported as ignored (one SQLite file belongs to one server process).
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::{Key, Server};
 use serde_json::{Value as Json, json};

@@ -1,13 +1,13 @@
 //! The 3.1 -> 3.0.3 rewrite that `build.rs` applies before progenitor reads the
 //! document, checked on small inputs (the same file `build.rs` includes).
 
-#[path = "../build/downgrade.rs"]
-mod downgrade;
+#[path = "../../build/downgrade.rs"]
+mod build_script;
 
 use serde_json::{Value, json};
 
 fn downgraded(mut v: Value) -> Value {
-    downgrade::downgrade(&mut v);
+    build_script::downgrade(&mut v);
     v
 }
 

@@ -4,9 +4,8 @@
 //!
 //! Both run on a temp-file SQLite, and on a fresh PostgreSQL database when
 //! `WFS_TEST_DATABASE_URL` is set (two server processes share the one database).
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::{Server, create_admin, random_hex};

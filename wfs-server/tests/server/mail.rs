@@ -3,9 +3,8 @@
 //!
 //! Runs on a temp-file SQLite, or on a fresh PostgreSQL database when
 //! `WFS_TEST_DATABASE_URL` is set.
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use chrono::{TimeZone, Utc};
 use common::{BIN, sqlite_url};

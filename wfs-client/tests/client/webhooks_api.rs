@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::common::error;
 use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt;
 use serde_json::{Value, json};
@@ -27,11 +28,6 @@ fn client(server: &MockServer) -> WfsClient {
         })
         .build()
         .unwrap()
-}
-
-fn error(status: u16, message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status)
-        .set_body_json(json!({"error": {"code": status, "message": message}}))
 }
 
 fn endpoint(id: &str) -> Value {

@@ -1,9 +1,8 @@
 //! The log writer thread (`telemetry.rs`; docs/decisions.md, "Logging: non-blocking
 //! writer"), through the real binary: no line is lost on a graceful exit or an error
 //! exit, and a stalled stderr never stalls a request: lines are dropped and counted.
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::{BIN, SECRET, Server, sqlite_url, stop};
 use std::io::{BufRead, BufReader, Read};

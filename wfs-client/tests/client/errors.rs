@@ -1,5 +1,6 @@
 //! Error decoding, and what every request carries (credentials, idempotency keys).
 
+use crate::common::error;
 use serde_json::json;
 use wfs_client::{Error, RetryPolicy, StaffQuery, WfsClient, types};
 use wiremock::matchers::{header, header_exists, method, path, query_param};
@@ -10,11 +11,6 @@ const SECRET: &str = "sec_q8Jx0vB3nR5tW7yZ9aC2eG4iK6mO8qS0uW2yA4cE6gI";
 
 fn client(server: &MockServer) -> WfsClient {
     WfsClient::new(server.uri(), ID, SECRET).unwrap()
-}
-
-fn error(status: u16, message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status)
-        .set_body_json(json!({"error": {"code": status, "message": message}}))
 }
 
 fn location_patch() -> types::UpdateLocationRequest {

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::error;
 use serde_json::json;
 use wfs_client::{Error, RetryPolicy, WfsClient, types};
 use wiremock::matchers::{method, path};
@@ -23,11 +24,6 @@ fn client(server: &MockServer, retry: RetryPolicy) -> WfsClient {
         .retry(retry)
         .build()
         .unwrap()
-}
-
-fn error(status: u16, message: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status)
-        .set_body_json(json!({"error": {"code": status, "message": message}}))
 }
 
 fn role_request(title: &str) -> types::CreateJobRoleRequest {

@@ -1,9 +1,8 @@
 //! `--metrics-bind`: `GET /metrics` in the Prometheus text format, read back with a
 //! grammar-based Prometheus text-format parser (`openmetrics-parser`: a line it cannot
 //! read fails the scrape), through the real binary.
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::{Key, Server, create_admin, sqlite_url};
 use openmetrics_parser::prometheus::parse_prometheus;

@@ -6,9 +6,8 @@
 //! request a second, so where a test counts answers it allows one more for each whole
 //! second that passed (on a loaded machine a burst may take longer than a second):
 //! these are bounds on counts, never on how long anything took.
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::{Key, Server, create_admin, sqlite_url};
 use openmetrics_parser::PrometheusValue;

@@ -1,7 +1,6 @@
 //! The command-line contract of decisions.md, driven through the real binary.
-#![allow(unreachable_pub)]
 
-mod common;
+use crate::common;
 
 use common::{BIN, Server, sqlite_url};
 use std::io::{BufRead, BufReader};

@@ -1,15 +1,12 @@
 //! The paging helpers: the workforce feed follows `next_cursor` with the first page's
 //! parameters, schedules walk `page` until an empty page or no `Link: rel="next"`.
 
+use crate::common::client;
 use futures_util::TryStreamExt;
 use serde_json::{Value, json};
-use wfs_client::{ScheduleQuery, WfsClient, WorkforceQuery, types};
+use wfs_client::{ScheduleQuery, WorkforceQuery, types};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-fn client(server: &MockServer) -> WfsClient {
-    WfsClient::new(server.uri(), "api_test", "sec_test").unwrap()
-}
 
 fn resource(id: &str, version: i64, updated_at: &str) -> Value {
     json!({

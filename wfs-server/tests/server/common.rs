@@ -1,9 +1,6 @@
 //! What the tests that drive the real `wfs-server` binary share: a fresh database, the
 //! admin every test signs in as, an API key made through the API, and a running
 //! server whose address (and metrics address) comes from its own log.
-//!
-//! Each test binary compiles this module and uses only part of it.
-#![allow(dead_code, unreachable_pub)]
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -34,7 +31,7 @@ pub fn random_hex() -> String {
 }
 
 /// Creates an empty database `wfs_<tag>_<random>` next to the one `admin_url` names
-/// (the tag says which test binary left it behind); returns its URL.
+/// (the tag says which test module left it behind); returns its URL.
 pub async fn postgres_database(admin_url: &str, tag: &str) -> String {
     use wfs_core::sea_orm::{ConnectionTrait, Database};
     let name = format!("wfs_{tag}_{}", random_hex());

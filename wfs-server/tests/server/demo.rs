@@ -1,5 +1,4 @@
 //! `wfs-server demo` seeding: a realistic company, once.
-#![allow(unreachable_pub)]
 
 use bytes::Bytes;
 use http::Request;

@@ -4,14 +4,11 @@
 
 use std::future::Future;
 
+use crate::common::client;
 use serde_json::json;
 use wfs_client::{ScheduleQuery, WfsClient, WorkforceQuery, types};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-fn client(server: &MockServer) -> WfsClient {
-    WfsClient::new(server.uri(), "api_test", "sec_test").unwrap()
-}
 
 fn shift_json(id: &str) -> serde_json::Value {
     json!({

@@ -4,17 +4,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::client;
 use serde_json::{Value, json};
+use wfs_client::types;
 use wfs_client::types::{
     Patch, UpdateEndpointRequest, UpdateJobRoleRequest, UpdateLocationRequest, WebhookEventType,
 };
-use wfs_client::{WfsClient, types};
 use wiremock::matchers::{body_json, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-
-fn client(server: &MockServer) -> WfsClient {
-    WfsClient::new(server.uri(), "api_test", "sec_test").unwrap()
-}
 
 /// The JSON body of the one request the server received.
 async fn sent_body(server: &MockServer) -> Value {

@@ -1,8 +1,7 @@
 //! Sign-in does the same password work for an unknown login, a login without a
 //! password and a wrong password, so its timing tells nothing about which logins
-//! exist (decisions.md, "Hostile input, faults and limits"). Its own test binary:
-//! the verification counter is per process.
-#![allow(unreachable_pub)]
+//! exist (decisions.md, "Hostile input, faults and limits"). The verification counter
+//! is per process: no other test of this binary may sign in (see `main.rs`).
 
 use chrono::Utc;
 use wfs_core::persistence::entity::user;
