@@ -34,7 +34,7 @@ use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
 use crate::persistence::repo::owned_by;
-use crate::service::accounts::normalize_email;
+use crate::domain::validate::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
