@@ -225,9 +225,7 @@ impl Reader<'_> {
             file: self.file.clone(),
             path: segments.join("::"),
         };
-        self.krate
-            .uses
-            .push((self.module.clone(), absolute, place));
+        self.krate.uses.push((self.module.clone(), absolute, place));
     }
 
     fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
@@ -508,7 +506,9 @@ fn no_source_file_is_over_600_lines() {
         open.iter()
             .filter(|file| !long.contains_key(**file))
             .map(|file| {
-                format!("STILL_OPEN lists {file}, which is no longer over {MAX_LINES} lines: remove it")
+                format!(
+                    "STILL_OPEN lists {file}, which is no longer over {MAX_LINES} lines: remove it"
+                )
             }),
     );
     assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
@@ -545,7 +545,10 @@ fn the_cycle_check_spells_out_a_cycle() {
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
         std::fs::write(path, text).expect("a file");
     };
-    write("lib.rs", "mod service;\nmod cache;\npub use cache::Cache;\n");
+    write(
+        "lib.rs",
+        "mod service;\nmod cache;\npub use cache::Cache;\n",
+    );
     write(
         "service/mod.rs",
         "pub(crate) mod roles;\nmod hooks;\nuse self::roles::Role;\n",

@@ -11,6 +11,7 @@ use crate::persistence::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
+use sea_orm::sea_query::{LockBehavior, LockType};
 use sea_orm::{
     ColumnTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select, UpdateMany,
 };
@@ -96,4 +97,30 @@ pub(crate) fn locked<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> S
         sea_orm::DatabaseBackend::Postgres => query.lock_exclusive(),
         _ => query,
     }
+}
+
+/// `query` locking its rows until commit and passing over the rows another
+/// transaction holds, where the backend has row locks (PostgreSQL's `FOR UPDATE SKIP
+/// LOCKED`); SQLite's write transaction already holds the whole database.
+pub(crate) fn locked_skipping<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Select<E> {
+    match conn.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => {
+            query.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
+        }
+        _ => query,
+    }
+}
+
+/// Takes the row locks of `query`, which selects one id column, until commit, in
+/// the query's order, where the backend has row locks (PostgreSQL's `FOR UPDATE`);
+/// on SQLite, whose write transaction already holds the whole database, runs nothing.
+pub(crate) async fn lock_rows<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Result<()> {
+    if conn.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        query
+            .lock_exclusive()
+            .into_tuple::<Uuid>()
+            .all(conn)
+            .await?;
+    }
+    Ok(())
 }
