@@ -15,6 +15,7 @@ use sea_orm::sea_query::{LockBehavior, LockType};
 use sea_orm::{
     ColumnTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select, UpdateMany,
 };
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// A table whose every row belongs to one company.
@@ -46,6 +47,47 @@ company_owned!(
     webhook_endpoint,
     webhook_event,
 );
+
+/// A table whose rows have a display name: a location's `name`, a job role's
+/// `title`.
+pub(crate) trait Named: EntityTrait {
+    /// The id column.
+    const ID: Self::Column;
+    /// The name column.
+    const NAME: Self::Column;
+}
+
+impl Named for location::Entity {
+    const ID: location::Column = location::Column::Id;
+    const NAME: location::Column = location::Column::Name;
+}
+
+impl Named for job_role::Entity {
+    const ID: job_role::Column = job_role::Column::Id;
+    const NAME: job_role::Column = job_role::Column::Title;
+}
+
+/// The names of the rows of `E` with these ids, by id, in one query (none for no
+/// ids): what a list answer shows beside the ids it refers to. An id without a row
+/// is absent.
+pub(crate) async fn names_by_id<E: Named>(
+    conn: &impl WfsConn,
+    ids: impl IntoIterator<Item = Uuid>,
+) -> Result<HashMap<Uuid, String>> {
+    let ids: Vec<Uuid> = ids.into_iter().collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(E::find()
+        .select_only()
+        .columns([E::ID, E::NAME])
+        .filter(E::ID.is_in(ids))
+        .into_tuple::<(Uuid, String)>()
+        .all(conn)
+        .await?
+        .into_iter()
+        .collect())
+}
 
 /// The rows of `E` that belong to `company`.
 pub(crate) fn owned_by<E: CompanyOwned>(company: CompanyId) -> Select<E> {
