@@ -96,7 +96,7 @@ async fn index(
     manager.create_index(stmt.to_owned()).await
 }
 
-/// The `shift_slots` table and its index.
+/// The `shift_slots` table.
 async fn shift_slots(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
     manager
         .create_table(
@@ -166,6 +166,11 @@ async fn shift_slots(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
                 .to_owned(),
         )
         .await?;
+    Ok(())
+}
+
+/// The index of `shift_slots`.
+async fn shift_slot_index(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
     index(
         manager,
         "ix_shift_slots_company",
@@ -410,6 +415,7 @@ async fn outbox(manager: &SchemaManager<'_>) -> Result<(), DbErr> {
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         shift_slots(manager).await?;
+        shift_slot_index(manager).await?;
         shifts(manager).await?;
         shift_indexes(manager).await?;
         overtime_records(manager).await?;
