@@ -16,12 +16,12 @@
 //! # Addresses
 //!
 //! Unless private addresses are allowed, only globally routable unicast addresses are
-//! reached ([`non_public_reason`] has the rules): before each attempt a literal host is
-//! judged, and a host name resolved and every address judged; then the HTTP client's
-//! own resolver judges the addresses it is about to connect to, so a DNS answer that
-//! changes between the check and the connection (rebinding) cannot reach an internal
-//! address either. A refused attempt sends nothing and fails with `address not
-//! allowed`.
+//! reached ([`non_public_reason`](crate::domain::webhook::non_public_reason) has the
+//! rules): before each attempt a literal host is judged, and a host name resolved and
+//! every address judged; then the HTTP client's own resolver judges the addresses it
+//! is about to connect to, so a DNS answer that changes between the check and the
+//! connection (rebinding) cannot reach an internal address either (`address`). A
+//! refused attempt sends nothing and fails with `address not allowed`.
 //!
 //! # What `lastError` says
 //!
