@@ -22,6 +22,7 @@ mod host_tenants;
 
 mod api_keys;
 mod api_reference;
+mod architecture;
 mod caches;
 mod client;
 mod database_sharing;

@@ -1,13 +1,14 @@
 //! In-process caches of the hottest small reads: verified API keys, each company's
 //! job roles, and each company's webhook subscriptions. What makes them correct,
 //! across transactions and processes, is in
-//! [`persistence::changes`](crate::persistence::changes); here is only the fill
-//! protocol that keeps a slow read from putting back what a change removed.
+//! [`persistence::changes`](crate::persistence::changes), which also says which
+//! cache a change empties; here is only the fill protocol that keeps a slow read
+//! from putting back what a change removed. This module knows nothing of changes,
+//! so the two form no cycle.
 
 use crate::domain::credentials::SecretHash;
 use crate::domain::webhook::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
-use crate::persistence::changes::Topic;
 use crate::principal::KeyPrincipal;
 use crate::service::job_roles::JobRole;
 use chrono::{DateTime, Utc};
@@ -58,18 +59,6 @@ impl Caches {
             unknown_keys: ReadCache::new(UNKNOWN_KEY_CAPACITY, ttl).forgetting_when_full(),
             job_roles: ReadCache::new(COMPANY_CAPACITY, ttl),
             endpoints: ReadCache::new(COMPANY_CAPACITY, ttl),
-        }
-    }
-
-    pub(crate) fn invalidate(&self, topic: &Topic) {
-        match topic {
-            Topic::Key(client_id) => {
-                self.keys.invalidate(client_id.as_str());
-                self.unknown_keys.invalidate(client_id.as_str());
-            }
-            Topic::JobRoles(company) => self.job_roles.invalidate(company),
-            Topic::Endpoints(company) => self.endpoints.invalidate(company),
-            Topic::Events => {}
         }
     }
 

@@ -36,7 +36,6 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use tracing_appender::non_blocking::ErrorCounter;
 use wfs_core::Wfs;
-use wfs_core::sea_orm::DatabaseBackend;
 
 /// Requests handled, by route template, method and status.
 pub const HTTP_REQUESTS: &str = "wfs_http_requests_total";
@@ -152,7 +151,7 @@ fn refresh_dropped_log_lines() {
 /// The gauges read at scrape time.
 async fn refresh(wfs: &Wfs) {
     refresh_dropped_log_lines();
-    let (open, idle) = pool_connections(wfs);
+    let (open, idle) = wfs.store().pool_connections();
     metrics::gauge!(DB_POOL, "state" => "idle").set(f64::from(idle));
     metrics::gauge!(DB_POOL, "state" => "in_use").set(f64::from(open.saturating_sub(idle)));
     match tokio::time::timeout(GAUGE_QUERY_TIMEOUT, wfs.outbox_pending()).await {
@@ -160,23 +159,6 @@ async fn refresh(wfs: &Wfs) {
         Ok(Err(err)) => tracing::debug!(error = %err, "metrics: the outbox count failed"),
         Err(_) => tracing::debug!("metrics: the outbox count did not answer in time"),
     }
-}
-
-/// The pool's open and idle connections.
-fn pool_connections(wfs: &Wfs) -> (u32, u32) {
-    let conn = wfs.store().conn().inner();
-    let (open, idle) = match wfs.store().backend() {
-        DatabaseBackend::Postgres => {
-            let pool = conn.get_postgres_connection_pool();
-            (pool.size(), pool.num_idle())
-        }
-        DatabaseBackend::Sqlite => {
-            let pool = conn.get_sqlite_connection_pool();
-            (pool.size(), pool.num_idle())
-        }
-        _ => (0, 0),
-    };
-    (open, u32::try_from(idle).unwrap_or(u32::MAX).min(open))
 }
 
 /// Records one `GET` answered outside `wfs-tower` (`/healthz`, `/livez`), in the

@@ -2,6 +2,21 @@
 
 use crate::error::{Error, Result};
 
+/// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
+pub fn normalize_email(field: &str, email: &str) -> Result<String> {
+    let email = email.trim();
+    let valid = email.len() <= 254
+        && !email.chars().any(char::is_whitespace)
+        && matches!(email.split_once('@'), Some((local, domain))
+            if !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+                && !domain.ends_with('.') && !domain.contains('@'));
+    if valid {
+        Ok(email.to_lowercase())
+    } else {
+        Err(Error::invalid_field(field, "must be a valid email address"))
+    }
+}
+
 /// A required, non-blank text field, trimmed, at most `max` characters.
 pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
     let trimmed = value.trim();

@@ -113,6 +113,21 @@ impl Topic {
     }
 }
 
+impl Caches {
+    /// Forgets what `topic` changed.
+    pub(crate) fn invalidate(&self, topic: &Topic) {
+        match topic {
+            Topic::Key(client_id) => {
+                self.keys.invalidate(client_id.as_str());
+                self.unknown_keys.invalidate(client_id.as_str());
+            }
+            Topic::JobRoles(company) => self.job_roles.invalidate(company),
+            Topic::Endpoints(company) => self.endpoints.invalidate(company),
+            Topic::Events => {}
+        }
+    }
+}
+
 /// A change waiting for the transactions that may hold it to end.
 struct Pending {
     topic: Topic,

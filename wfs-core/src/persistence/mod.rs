@@ -289,6 +289,22 @@ impl Store {
         self.db.get_database_backend()
     }
 
+    /// The pool's open and idle connections (idle at most open), for the metrics.
+    pub fn pool_connections(&self) -> (u32, u32) {
+        let (open, idle) = match self.backend() {
+            DatabaseBackend::Postgres => {
+                let pool = self.db.inner().get_postgres_connection_pool();
+                (pool.size(), pool.num_idle())
+            }
+            DatabaseBackend::Sqlite => {
+                let pool = self.db.inner().get_sqlite_connection_pool();
+                (pool.size(), pool.num_idle())
+            }
+            _ => (0, 0),
+        };
+        (open, u32::try_from(idle).unwrap_or(u32::MAX).min(open))
+    }
+
     /// Answers when the database answers within `limit` (readiness checks).
     ///
     /// # Errors

@@ -11,9 +11,11 @@ use crate::persistence::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
+use sea_orm::sea_query::{LockBehavior, LockType};
 use sea_orm::{
     ColumnTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select, UpdateMany,
 };
+use std::collections::HashMap;
 use uuid::Uuid;
 
 /// A table whose every row belongs to one company.
@@ -45,6 +47,47 @@ company_owned!(
     webhook_endpoint,
     webhook_event,
 );
+
+/// A table whose rows have a display name: a location's `name`, a job role's
+/// `title`.
+pub(crate) trait Named: EntityTrait {
+    /// The id column.
+    const ID: Self::Column;
+    /// The name column.
+    const NAME: Self::Column;
+}
+
+impl Named for location::Entity {
+    const ID: location::Column = location::Column::Id;
+    const NAME: location::Column = location::Column::Name;
+}
+
+impl Named for job_role::Entity {
+    const ID: job_role::Column = job_role::Column::Id;
+    const NAME: job_role::Column = job_role::Column::Title;
+}
+
+/// The names of the rows of `E` with these ids, by id, in one query (none for no
+/// ids): what a list answer shows beside the ids it refers to. An id without a row
+/// is absent.
+pub(crate) async fn names_by_id<E: Named>(
+    conn: &impl WfsConn,
+    ids: impl IntoIterator<Item = Uuid>,
+) -> Result<HashMap<Uuid, String>> {
+    let ids: Vec<Uuid> = ids.into_iter().collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(E::find()
+        .select_only()
+        .columns([E::ID, E::NAME])
+        .filter(E::ID.is_in(ids))
+        .into_tuple::<(Uuid, String)>()
+        .all(conn)
+        .await?
+        .into_iter()
+        .collect())
+}
 
 /// The rows of `E` that belong to `company`.
 pub(crate) fn owned_by<E: CompanyOwned>(company: CompanyId) -> Select<E> {
@@ -96,4 +139,30 @@ pub(crate) fn locked<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> S
         sea_orm::DatabaseBackend::Postgres => query.lock_exclusive(),
         _ => query,
     }
+}
+
+/// `query` locking its rows until commit and passing over the rows another
+/// transaction holds, where the backend has row locks (PostgreSQL's `FOR UPDATE SKIP
+/// LOCKED`); SQLite's write transaction already holds the whole database.
+pub(crate) fn locked_skipping<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Select<E> {
+    match conn.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => {
+            query.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
+        }
+        _ => query,
+    }
+}
+
+/// Takes the row locks of `query`, which selects one id column, until commit, in
+/// the query's order, where the backend has row locks (PostgreSQL's `FOR UPDATE`);
+/// on SQLite, whose write transaction already holds the whole database, runs nothing.
+pub(crate) async fn lock_rows<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Result<()> {
+    if conn.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
+        query
+            .lock_exclusive()
+            .into_tuple::<Uuid>()
+            .all(conn)
+            .await?;
+    }
+    Ok(())
 }

@@ -498,3 +498,16 @@ pub(crate) async fn last_event_seq(conn: &impl WfsConn) -> Result<i64> {
         None => 0,
     })
 }
+
+/// Takes an event's number away, as PostgreSQL leaves a row until the sequencer
+/// numbers it (tests of the event reader on SQLite).
+#[cfg(test)]
+pub(crate) async fn unnumber_event(conn: &impl WfsConn, id: Uuid) -> Result<()> {
+    conn.execute_raw(statement(
+        conn,
+        "UPDATE webhook_events SET seq = NULL WHERE id = $1",
+        [id.into()],
+    ))
+    .await?;
+    Ok(())
+}

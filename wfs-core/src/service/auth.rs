@@ -98,6 +98,31 @@ pub struct SignedIn {
 }
 
 impl Wfs {
+    /// The companies where the user is an active member, by name, with their
+    /// privilege there.
+    async fn companies_of(&self, user: uuid::Uuid) -> Result<Vec<CompanyAccess>> {
+        Ok(membership::Entity::find()
+            .select_only()
+            .column(company::Column::Id)
+            .column(company::Column::Name)
+            .column(membership::Column::Privilege)
+            .join(JoinType::InnerJoin, membership_company())
+            .filter(membership::Column::UserId.eq(user))
+            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
+            .order_by_asc(company::Column::Name)
+            .order_by_asc(company::Column::Id)
+            .into_tuple::<(uuid::Uuid, String, i16)>()
+            .all(self.store().conn())
+            .await?
+            .into_iter()
+            .map(|(id, name, privilege)| CompanyAccess {
+                id: id.into(),
+                name,
+                privilege: Privilege::from_code(privilege),
+            })
+            .collect())
+    }
+
     /// Signs in with an email or username and a password, from `client` (the caller's
     /// address, for the sign-in throttle; `None` when unknown).
     ///
@@ -151,26 +176,7 @@ impl Wfs {
         };
         self.sign_in_throttle().succeeded(&login, client);
 
-        let companies: Vec<CompanyAccess> = membership::Entity::find()
-            .select_only()
-            .column(company::Column::Id)
-            .column(company::Column::Name)
-            .column(membership::Column::Privilege)
-            .join(JoinType::InnerJoin, membership_company())
-            .filter(membership::Column::UserId.eq(user.id))
-            .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
-            .order_by_asc(company::Column::Name)
-            .order_by_asc(company::Column::Id)
-            .into_tuple::<(uuid::Uuid, String, i16)>()
-            .all(self.store().conn())
-            .await?
-            .into_iter()
-            .map(|(id, name, privilege)| CompanyAccess {
-                id: id.into(),
-                name,
-                privilege: Privilege::from_code(privilege),
-            })
-            .collect();
+        let companies = self.companies_of(user.id).await?;
         let Some(active) = companies
             .iter()
             .find(|c| c.privilege == Privilege::SuperAdmin)

@@ -10,11 +10,11 @@ use crate::domain::time;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
 use crate::persistence::entity::{job_role, shift};
-use crate::persistence::repo::{filter_by, owned_by};
+use crate::persistence::repo::{self, filter_by, owned_by};
 use crate::persistence::sql;
 use crate::service::shifts::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -220,19 +220,7 @@ impl Wfs {
         let conn = self.store().conn();
         let sums = sql::approved_overtime(conn, company, monday, next_monday, branch).await?;
         let role_ids: Vec<Uuid> = sums.iter().filter_map(|(_, r, _)| *r).collect();
-        let titles: HashMap<Uuid, String> = if role_ids.is_empty() {
-            HashMap::new()
-        } else {
-            job_role::Entity::find()
-                .select_only()
-                .columns([job_role::Column::Id, job_role::Column::Title])
-                .filter(job_role::Column::Id.is_in(role_ids))
-                .into_tuple::<(Uuid, String)>()
-                .all(conn)
-                .await?
-                .into_iter()
-                .collect()
-        };
+        let titles = repo::names_by_id::<job_role::Entity>(conn, role_ids).await?;
         let mut entries: Vec<OvertimeEntry> = sums
             .into_iter()
             .map(|(user_id, role, hours)| OvertimeEntry {

@@ -24,6 +24,7 @@ use super::StaffMember;
 use crate::Wfs;
 use crate::domain::event::{EventData, StaffData};
 use crate::domain::membership::{MembershipStatus, Privilege};
+use crate::domain::validate::normalize_email;
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
 use crate::ids::{
@@ -34,7 +35,6 @@ use crate::persistence::entity::{
     company, job_role, location, member_skill, membership, skill_set, user,
 };
 use crate::persistence::repo::owned_by;
-use crate::service::accounts::normalize_email;
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
