@@ -1,7 +1,7 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::error::{ApiError, ErrorBody};
@@ -11,12 +11,12 @@ use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;
 
-pub(crate) static ROUTES: [Route; 5] = [
-    route!(POST "/external/v1/auth/signin", Access::Public, sign_in),
-    route!(GET "/external/v1/auth/keys", Access::Admin, list_api_keys),
-    route!(POST "/external/v1/auth/keys", Access::Admin, create_api_key),
-    route!(POST "/external/v1/auth/keys/{id}/rotate", Access::Admin, rotate_api_key),
-    route!(POST "/external/v1/auth/keys/{id}/revoke", Access::Admin, revoke_api_key),
+pub(crate) static ROUTES: [Entry; 5] = [
+    route!(Access::Public, sign_in, __path_sign_in),
+    route!(Access::Admin, list_api_keys, __path_list_api_keys),
+    route!(Access::Admin, create_api_key, __path_create_api_key),
+    route!(Access::Admin, rotate_api_key, __path_rotate_api_key),
+    route!(Access::Admin, revoke_api_key, __path_revoke_api_key),
 ];
 
 /// Sign in to the developer portal

@@ -1,7 +1,7 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
@@ -15,11 +15,11 @@ use wfs_core::domain::scope::Scope;
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 4] = [
-    route!(GET "/external/v1/job-roles", READ, list_job_roles),
-    route!(POST "/external/v1/job-roles", WRITE, create_job_role),
-    route!(PATCH "/external/v1/job-roles/{id}", WRITE, update_job_role),
-    route!(DELETE "/external/v1/job-roles/{id}", WRITE, delete_job_role),
+pub(crate) static ROUTES: [Entry; 4] = [
+    route!(READ, list_job_roles, __path_list_job_roles),
+    route!(WRITE, create_job_role, __path_create_job_role),
+    route!(WRITE, update_job_role, __path_update_job_role),
+    route!(WRITE, delete_job_role, __path_delete_job_role),
 ];
 
 /// List job roles

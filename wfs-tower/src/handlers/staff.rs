@@ -1,7 +1,7 @@
 //! Staff (API key authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
@@ -17,10 +17,15 @@ use wfs_core::{IdFilter, MembershipId};
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/staff", READ, list_staff),
-    route!(DELETE "/external/v1/staff/{membershipId}", WRITE, deactivate_staff),
-    route!(POST "/external/v1/staff/bulk", WRITE, bulk_create_staff, super::BULK_BODY_LIMIT),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(READ, list_staff, __path_list_staff),
+    route!(WRITE, deactivate_staff, __path_deactivate_staff),
+    route!(
+        WRITE,
+        bulk_create_staff,
+        __path_bulk_create_staff,
+        super::BULK_BODY_LIMIT
+    ),
 ];
 
 /// List staff

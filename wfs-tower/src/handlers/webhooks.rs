@@ -1,7 +1,7 @@
 //! Webhook endpoints, deliveries and events (scope `webhooks:manage`).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::limits::Line;
 use crate::dto::webhooks::*;
@@ -16,18 +16,46 @@ use wfs_core::{WebhookDeliveryId, WebhookEndpointId};
 const MANAGE: Access = Access::Key(Scope::WebhooksManage);
 const ENDPOINT: &str = "Webhook endpoint";
 
-pub(crate) static ROUTES: [Route; 11] = [
-    route!(POST "/external/v1/webhooks/endpoints", MANAGE, create_webhook_endpoint),
-    route!(GET "/external/v1/webhooks/endpoints", MANAGE, list_webhook_endpoints),
-    route!(GET "/external/v1/webhooks/endpoints/{id}", MANAGE, get_webhook_endpoint),
-    route!(PATCH "/external/v1/webhooks/endpoints/{id}", MANAGE, update_webhook_endpoint),
-    route!(DELETE "/external/v1/webhooks/endpoints/{id}", MANAGE, delete_webhook_endpoint),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/rotate-secret", MANAGE, rotate_webhook_secret),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/test", MANAGE, test_webhook_endpoint),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/replay", MANAGE, replay_webhook_endpoint),
-    route!(GET "/external/v1/webhooks/endpoints/{id}/deliveries", MANAGE, list_webhook_deliveries),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", MANAGE, retry_webhook_delivery),
-    route!(GET "/external/v1/webhooks/events", MANAGE, list_webhook_events),
+pub(crate) static ROUTES: [Entry; 11] = [
+    route!(
+        MANAGE,
+        create_webhook_endpoint,
+        __path_create_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        list_webhook_endpoints,
+        __path_list_webhook_endpoints
+    ),
+    route!(MANAGE, get_webhook_endpoint, __path_get_webhook_endpoint),
+    route!(
+        MANAGE,
+        update_webhook_endpoint,
+        __path_update_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        delete_webhook_endpoint,
+        __path_delete_webhook_endpoint
+    ),
+    route!(MANAGE, rotate_webhook_secret, __path_rotate_webhook_secret),
+    route!(MANAGE, test_webhook_endpoint, __path_test_webhook_endpoint),
+    route!(
+        MANAGE,
+        replay_webhook_endpoint,
+        __path_replay_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        list_webhook_deliveries,
+        __path_list_webhook_deliveries
+    ),
+    route!(
+        MANAGE,
+        retry_webhook_delivery,
+        __path_retry_webhook_delivery
+    ),
+    route!(MANAGE, list_webhook_events, __path_list_webhook_events),
 ];
 
 fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
