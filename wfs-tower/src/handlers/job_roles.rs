@@ -6,7 +6,7 @@ use crate::auth::Access;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::JobRoleId;
@@ -85,7 +85,7 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/job-roles/{id}", tag = "Job roles",
     params(("id" = String, Path, description = "Job role ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = Message),
         (status = 404, description = "`Job role not found` (unknown, already deleted or another company's)", body = ErrorBody),
     ))]
 pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

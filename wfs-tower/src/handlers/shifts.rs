@@ -6,7 +6,7 @@ use crate::auth::Access;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id, query};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::IdFilter;
@@ -112,7 +112,7 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/shifts/{id}", tag = "Shifts",
     params(("id" = String, Path, description = "Shift ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = Message),
         (status = 404, description = "`Shift not found`", body = ErrorBody),
         (status = 409, description = "`Shift is already cancelled`", body = ErrorBody),
     ))]

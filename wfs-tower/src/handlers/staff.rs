@@ -6,7 +6,7 @@ use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{path_id, query};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::domain::membership::MembershipStatus;
@@ -68,7 +68,7 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/staff/{membershipId}", tag = "Staff",
     params(("membershipId" = String, Path, description = "Membership ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = Message),
         (status = 404, description = "`Staff member not found`", body = ErrorBody),
     ))]
 pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
