@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
@@ -162,6 +162,9 @@ pub(crate) type Ready = Box<dyn FnOnce() + Send>;
 /// How long `ready` waits for the outbox's first round before it runs anyway.
 const READY_WAIT: Duration = Duration::from_secs(10);
 
+/// Serves until SIGINT or SIGTERM: the background work starts, connections are
+/// accepted until the signal, in-flight requests drain, then the background work
+/// stops and the store closes.
 pub(crate) async fn run(
     listeners: Listeners,
     args: &ServeArgs,
@@ -173,47 +176,127 @@ pub(crate) async fn run(
         api: listener,
         metrics,
         config,
-        mut signals,
+        signals,
     } = listeners;
     let api = WfsService::with_config(wfs.clone(), config);
-    let (stop_metrics, metrics_stopped) = watch::channel(false);
-    let metrics = metrics.map(|(listener, metrics)| {
-        tokio::spawn(serve_metrics(
-            listener,
-            metrics,
-            wfs.clone(),
-            metrics_stopped,
-        ))
-    });
-    spawn_idempotency_sweeper(wfs.clone());
-    let summary = if args.smtp_url.is_some() {
-        Summary::Sent
-    } else {
-        Summary::NotSent
-    };
-    let outbox = OutboxSender::spawn_with_summary(wfs.clone(), mailer, SEND_INTERVAL, summary);
-    if let Some(ready) = ready {
-        let first_round = outbox.first_round();
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(READY_WAIT, first_round).await;
-            ready();
-        });
+    let background = Background::start(&wfs, args, mailer, ready, metrics);
+    let graceful = accept_until_shutdown(listener, api, args, signals).await?;
+    background.stop_metrics();
+    tracing::info!("shutting down: draining in-flight requests");
+    tokio::select! {
+        _ = graceful.shutdown() => tracing::info!("all connections closed"),
+        _ = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
     }
-    let (stop_webhooks, webhooks_stopped) = tokio::sync::oneshot::channel::<()>();
-    let webhooks = tokio::spawn({
-        let wfs = wfs.clone();
-        async move {
-            let stopped = async {
-                let _ = webhooks_stopped.await;
-            };
-            if let Err(err) = wfs.run_webhook_worker(stopped).await {
-                tracing::error!(error = %err, "the webhook worker could not start");
-            }
-        }
-    });
+    background.stop().await;
+    wfs.store().clone().close().await?;
+    Ok(())
+}
 
-    let builder = api_builder();
-    let graceful = GracefulShutdown::new();
+/// The work that runs beside the API: the metrics listener, the idempotency
+/// sweeper, the mail outbox and the webhook worker.
+struct Background {
+    stop_metrics: watch::Sender<bool>,
+    metrics: Option<tokio::task::JoinHandle<()>>,
+    outbox: OutboxSender,
+    stop_webhooks: tokio::sync::oneshot::Sender<()>,
+    webhooks: tokio::task::JoinHandle<()>,
+}
+
+impl Background {
+    /// Starts it all; `ready` runs once the outbox's first round has (or after
+    /// [`READY_WAIT`]).
+    fn start(
+        wfs: &Wfs,
+        args: &ServeArgs,
+        mailer: Arc<dyn Mailer>,
+        ready: Option<Ready>,
+        metrics: Option<(TcpListener, Metrics)>,
+    ) -> Self {
+        let (stop_metrics, metrics_stopped) = watch::channel(false);
+        let metrics = metrics.map(|(listener, metrics)| {
+            tokio::spawn(serve_metrics(
+                listener,
+                metrics,
+                wfs.clone(),
+                metrics_stopped,
+            ))
+        });
+        spawn_idempotency_sweeper(wfs.clone());
+        let summary = if args.smtp_url.is_some() {
+            Summary::Sent
+        } else {
+            Summary::NotSent
+        };
+        let outbox = OutboxSender::spawn_with_summary(wfs.clone(), mailer, SEND_INTERVAL, summary);
+        if let Some(ready) = ready {
+            let first_round = outbox.first_round();
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(READY_WAIT, first_round).await;
+                ready();
+            });
+        }
+        let (stop_webhooks, webhooks_stopped) = tokio::sync::oneshot::channel::<()>();
+        let webhooks = tokio::spawn({
+            let wfs = wfs.clone();
+            async move {
+                let stopped = async {
+                    let _ = webhooks_stopped.await;
+                };
+                if let Err(err) = wfs.run_webhook_worker(stopped).await {
+                    tracing::error!(error = %err, "the webhook worker could not start");
+                }
+            }
+        });
+        Self {
+            stop_metrics,
+            metrics,
+            outbox,
+            stop_webhooks,
+            webhooks,
+        }
+    }
+
+    /// Closes the metrics listener (at the start of the drain).
+    fn stop_metrics(&self) {
+        let _ = self.stop_metrics.send(true);
+    }
+
+    /// After the drain: the outbox, then the webhook worker, then the metrics task.
+    async fn stop(self) {
+        self.outbox.shutdown().await;
+        // Attempts in flight finish (each bounded by --webhook-timeout); claims of any
+        // that do not are taken over when their leases lapse.
+        let _ = self.stop_webhooks.send(());
+        if let Err(err) = self.webhooks.await {
+            tracing::warn!(error = %err, "the webhook worker ended abnormally");
+        }
+        if let Some(metrics) = self.metrics
+            && let Err(err) = metrics.await
+        {
+            tracing::warn!(error = %err, "the metrics listener ended abnormally");
+        }
+    }
+}
+
+/// What each accepted connection is served with.
+struct Acceptor {
+    api: WfsService,
+    builder: auto::Builder<TokioExecutor>,
+    graceful: GracefulShutdown,
+    per_address: Arc<AddressCap>,
+    too_many: Bytes,
+    refusals: Arc<Semaphore>,
+    timeouts: Timeouts,
+}
+
+/// Accepts connections within the caps until SIGINT or SIGTERM; the listener closes
+/// on return, and the connections still open are the answer's to drain.
+async fn accept_until_shutdown(
+    listener: TcpListener,
+    api: WfsService,
+    args: &ServeArgs,
+    mut signals: ShutdownSignals,
+) -> Result<GracefulShutdown, BoxError> {
     // At most --max-connections served at once: past that, connections wait in the
     // listen backlog instead of each costing a task and buffers here.
     let slots = Arc::new(Semaphore::new(args.max_connections as usize));
@@ -222,11 +305,17 @@ pub(crate) async fn run(
         args.max_connections_per_address as usize,
         &args.trusted_proxies,
     );
-    let too_many = too_many_connections(per_address.limit());
-    let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
-    let timeouts = Timeouts {
-        write: args.write_timeout,
-        ..Timeouts::default()
+    let acceptor = Acceptor {
+        api,
+        builder: api_builder(),
+        graceful: GracefulShutdown::new(),
+        too_many: too_many_connections(per_address.limit()),
+        per_address,
+        refusals: Arc::new(Semaphore::new(REFUSALS_AT_ONCE)),
+        timeouts: Timeouts {
+            write: args.write_timeout,
+            ..Timeouts::default()
+        },
     };
     let mut shutdown = std::pin::pin!(signals.recv());
     loop {
@@ -235,70 +324,57 @@ pub(crate) async fn run(
             _ = &mut shutdown => break,
         };
         tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(conn) => conn,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "accept failed");
-                        // Out of file descriptors and the like: let some close.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let Some(address_slot) = per_address.admit(peer.ip()) else {
-                    // The global slot goes back at once: a refusal holds none.
-                    drop(slot);
-                    refuse(stream, peer, &refusals, too_many.clone());
-                    continue;
-                };
-                let api = api.clone();
-                let in_flight = Arc::new(InFlight::default());
-                let io = Deadlines::new(stream, in_flight.clone(), timeouts);
-                let svc = tower::service_fn(move |req: Request<Incoming>| {
-                    let serving = in_flight.start();
-                    // One reference count per request: the facade is reached through
-                    // the service (a clone of Wfs is eight, on lines every core shares).
-                    let api = api.clone();
-                    async move {
-                        let response = handle(api, peer, req).await;
-                        drop(serving);
-                        Ok::<_, Infallible>(response)
-                    }
-                });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(svc));
-                let conn = graceful.watch(conn.into_owned());
-                tokio::spawn(async move {
-                    if let Err(err) = conn.await {
-                        tracing::debug!(error = %err, "connection ended with an error");
-                    }
-                    drop(address_slot);
-                    drop(slot);
-                });
-            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => acceptor.serve(stream, peer, slot),
+                Err(err) => {
+                    tracing::warn!(error = %err, "accept failed");
+                    // Out of file descriptors and the like: let some close.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
             _ = &mut shutdown => break,
         }
     }
     drop(listener);
-    let _ = stop_metrics.send(true);
-    tracing::info!("shutting down: draining in-flight requests");
-    tokio::select! {
-        _ = graceful.shutdown() => tracing::info!("all connections closed"),
-        _ = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
+    Ok(acceptor.graceful)
+}
+
+impl Acceptor {
+    /// Serves one accepted connection holding `slot`, or refuses it when its address
+    /// is at its cap.
+    fn serve(&self, stream: TcpStream, peer: SocketAddr, slot: OwnedSemaphorePermit) {
+        let Some(address_slot) = self.per_address.admit(peer.ip()) else {
+            // The global slot goes back at once: a refusal holds none.
+            drop(slot);
+            refuse(stream, peer, &self.refusals, self.too_many.clone());
+            return;
+        };
+        let api = self.api.clone();
+        let in_flight = Arc::new(InFlight::default());
+        let io = Deadlines::new(stream, in_flight.clone(), self.timeouts);
+        let svc = tower::service_fn(move |req: Request<Incoming>| {
+            let serving = in_flight.start();
+            // One reference count per request: the facade is reached through
+            // the service (a clone of Wfs is eight, on lines every core shares).
+            let api = api.clone();
+            async move {
+                let response = handle(api, peer, req).await;
+                drop(serving);
+                Ok::<_, Infallible>(response)
+            }
+        });
+        let conn = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(svc));
+        let conn = self.graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(error = %err, "connection ended with an error");
+            }
+            drop(address_slot);
+            drop(slot);
+        });
     }
-    outbox.shutdown().await;
-    // Attempts in flight finish (each bounded by --webhook-timeout); claims of any
-    // that do not are taken over when their leases lapse.
-    let _ = stop_webhooks.send(());
-    if let Err(err) = webhooks.await {
-        tracing::warn!(error = %err, "the webhook worker ended abnormally");
-    }
-    if let Some(metrics) = metrics
-        && let Err(err) = metrics.await
-    {
-        tracing::warn!(error = %err, "the metrics listener ended abnormally");
-    }
-    wfs.store().clone().close().await?;
-    Ok(())
 }
 
 /// The API's HTTP/1 and HTTP/2 settings: heads of at most [`MAX_HEAD_BYTES`] (431

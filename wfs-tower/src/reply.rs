@@ -77,7 +77,7 @@ impl Reply {
 
     /// A `200 {"message": ...}` answer.
     pub(crate) fn message(text: &str) -> Result<Self, ApiError> {
-        Self::json(StatusCode::OK, &MessageResponse { message: text })
+        Self::json(StatusCode::OK, &Message { message: text })
     }
 
     /// The form kept for idempotent replay.
@@ -161,8 +161,7 @@ impl From<&ApiError> for StoredResponse {
 
 /// `{"message": ...}`: what deletes and cancellations answer.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-#[schema(as = Message)]
-pub(crate) struct MessageResponse<'a> {
+pub(crate) struct Message<'a> {
     /// What was done, e.g. `Shift cancelled`.
     pub(crate) message: &'a str,
 }

@@ -277,7 +277,7 @@ impl Shared {
             }
         };
         let route = matched.route;
-        seen.route = route.path;
+        seen.route = &route.path;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
         let caller = self

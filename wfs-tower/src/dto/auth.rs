@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey, KeyStatus, NewApiKey};
-use wfs_core::service::auth::{CompanyAccess, SignedIn};
+use wfs_core::service::auth::SignedIn;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignInRequest {
@@ -18,19 +18,17 @@ pub(crate) struct SignInRequest {
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = SignInResult)]
-pub(crate) struct SignInResponse {
+pub(crate) struct SignInResult {
     /// Bearer token (JWT, valid for one hour) for the `/auth/keys` routes.
     access_token: String,
-    user: SignInUser,
+    user: SignedInUser,
     active_company: CompanyRef,
-    companies: Vec<CompanyItem>,
+    companies: Vec<CompanyAccess>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = SignedInUser)]
-struct SignInUser {
+struct SignedInUser {
     id: String,
     first_name: String,
     last_name: String,
@@ -46,8 +44,7 @@ struct CompanyRef {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = CompanyAccess)]
-struct CompanyItem {
+struct CompanyAccess {
     id: String,
     name: String,
     /// 1 = Super Admin, 2 = Admin, 3 = Member.
@@ -55,8 +52,8 @@ struct CompanyItem {
     privilege: i16,
 }
 
-impl From<CompanyAccess> for CompanyItem {
-    fn from(c: CompanyAccess) -> Self {
+impl From<wfs_core::service::auth::CompanyAccess> for CompanyAccess {
+    fn from(c: wfs_core::service::auth::CompanyAccess) -> Self {
         Self {
             id: c.id.to_string(),
             name: c.name,
@@ -65,11 +62,11 @@ impl From<CompanyAccess> for CompanyItem {
     }
 }
 
-impl From<SignedIn> for SignInResponse {
+impl From<SignedIn> for SignInResult {
     fn from(s: SignedIn) -> Self {
         Self {
             access_token: s.access_token,
-            user: SignInUser {
+            user: SignedInUser {
                 id: s.user_id.to_string(),
                 first_name: s.first_name,
                 last_name: s.last_name,
@@ -80,15 +77,14 @@ impl From<SignedIn> for SignInResponse {
                 id: s.active_company.id.to_string(),
                 name: s.active_company.name,
             },
-            companies: s.companies.into_iter().map(CompanyItem::from).collect(),
+            companies: s.companies.into_iter().map(CompanyAccess::from).collect(),
         }
     }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = ApiKey)]
-pub(crate) struct ApiKeyItem {
+pub(crate) struct ApiKey {
     /// Key record ID; used in the rotate and revoke paths.
     id: String,
     /// Descriptive name.
@@ -144,7 +140,7 @@ pub(crate) enum Scope {
     WebhooksManage,
 }
 
-impl From<ApiKeyInfo> for ApiKeyItem {
+impl From<ApiKeyInfo> for ApiKey {
     fn from(k: ApiKeyInfo) -> Self {
         Self {
             id: k.id.to_string(),
@@ -201,8 +197,7 @@ impl TryFrom<CreateApiKeyRequest> for NewApiKey {
 /// Create and rotate answer: the only responses that carry the secret.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = IssuedApiKey)]
-pub(crate) struct IssuedKeyResponse {
+pub(crate) struct IssuedApiKey {
     /// Key record ID.
     id: String,
     /// Prefixed `api_`; unchanged by rotation.
@@ -215,7 +210,7 @@ pub(crate) struct IssuedKeyResponse {
     scopes: Vec<String>,
 }
 
-impl IssuedKeyResponse {
+impl IssuedApiKey {
     /// The same answer without the secret: what an idempotent replay returns, since
     /// the secret is never stored anywhere.
     pub(crate) fn redacted(&self) -> Self {
@@ -228,7 +223,7 @@ impl IssuedKeyResponse {
     }
 }
 
-impl From<IssuedKey> for IssuedKeyResponse {
+impl From<IssuedKey> for IssuedApiKey {
     fn from(k: IssuedKey) -> Self {
         Self {
             id: k.id.to_string(),
@@ -240,8 +235,7 @@ impl From<IssuedKey> for IssuedKeyResponse {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = RevokedApiKey)]
-pub(crate) struct RevokedKeyResponse {
+pub(crate) struct RevokedApiKey {
     pub(crate) id: String,
     /// Always `revoked`.
     pub(crate) status: ApiKeyStatus,

@@ -14,8 +14,7 @@ use wfs_core::service::webhooks::{
 /// A registered endpoint (its secret is shown only by create and rotate).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookEndpoint)]
-pub(crate) struct EndpointResponse {
+pub(crate) struct WebhookEndpoint {
     id: String,
     url: String,
     description: Option<String>,
@@ -32,7 +31,7 @@ pub(crate) struct EndpointResponse {
     updated_on: DateTime<Utc>,
 }
 
-impl From<Endpoint> for EndpointResponse {
+impl From<Endpoint> for WebhookEndpoint {
     fn from(e: Endpoint) -> Self {
         Self {
             id: e.id.to_string(),
@@ -50,16 +49,15 @@ impl From<Endpoint> for EndpointResponse {
 /// The create answer: the endpoint and its signing secret, shown this once.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookEndpointWithSecret)]
-pub(crate) struct CreatedEndpointResponse {
+pub(crate) struct WebhookEndpointWithSecret {
     #[serde(flatten)]
-    endpoint: EndpointResponse,
+    endpoint: WebhookEndpoint,
     /// `whsec_` and base64 of 32 random bytes. Shown in this answer only: an
     /// idempotent replay of the request answers null.
     secret: Option<String>,
 }
 
-impl From<EndpointWithSecret> for CreatedEndpointResponse {
+impl From<EndpointWithSecret> for WebhookEndpointWithSecret {
     fn from(e: EndpointWithSecret) -> Self {
         Self {
             endpoint: e.endpoint.into(),
@@ -68,7 +66,7 @@ impl From<EndpointWithSecret> for CreatedEndpointResponse {
     }
 }
 
-impl CreatedEndpointResponse {
+impl WebhookEndpointWithSecret {
     /// The same answer without the secret, for idempotent replays.
     pub(crate) fn redacted(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
@@ -80,15 +78,14 @@ impl CreatedEndpointResponse {
 /// The rotate answer.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookSecretRotation)]
-pub(crate) struct RotatedSecretResponse {
+pub(crate) struct WebhookSecretRotation {
     id: String,
     /// The new secret; the previous one also signs for 24 hours. Null in an
     /// idempotent replay.
     secret: Option<String>,
 }
 
-impl From<EndpointWithSecret> for RotatedSecretResponse {
+impl From<EndpointWithSecret> for WebhookSecretRotation {
     fn from(e: EndpointWithSecret) -> Self {
         Self {
             id: e.endpoint.id.to_string(),
@@ -97,7 +94,7 @@ impl From<EndpointWithSecret> for RotatedSecretResponse {
     }
 }
 
-impl RotatedSecretResponse {
+impl WebhookSecretRotation {
     pub(crate) fn redacted(&self) -> Self {
         Self {
             id: self.id.clone(),
@@ -190,8 +187,7 @@ impl UpdateEndpointRequest {
 /// `POST .../replay` body.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookReplayRequest)]
-pub(crate) struct ReplayRequest {
+pub(crate) struct WebhookReplayRequest {
     /// ISO-8601; events written at or after this instant.
     #[schema(value_type = DateTime<Utc>, max_length = 256)]
     pub(crate) since: Line,
@@ -204,8 +200,7 @@ pub(crate) struct ReplayRequest {
 /// `POST .../replay` answer.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookReplayResult)]
-pub(crate) struct ReplayedResponse {
+pub(crate) struct WebhookReplayResult {
     /// Deliveries queued.
     pub(crate) queued: u64,
 }
@@ -213,8 +208,7 @@ pub(crate) struct ReplayedResponse {
 /// `POST .../test` answer.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookTestResult)]
-pub(crate) struct TestedResponse {
+pub(crate) struct WebhookTestResult {
     /// The `webhook.test` event queued to this endpoint.
     pub(crate) event_id: String,
 }
@@ -222,8 +216,7 @@ pub(crate) struct TestedResponse {
 /// One event's delivery to one endpoint.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookDelivery)]
-pub(crate) struct DeliveryResponse {
+pub(crate) struct WebhookDelivery {
     id: String,
     event_id: String,
     event_type: String,
@@ -247,7 +240,7 @@ pub(crate) struct DeliveryResponse {
     created_on: DateTime<Utc>,
 }
 
-impl From<Delivery> for DeliveryResponse {
+impl From<Delivery> for WebhookDelivery {
     fn from(d: Delivery) -> Self {
         Self {
             id: d.id.to_string(),
@@ -267,8 +260,7 @@ impl From<Delivery> for DeliveryResponse {
 /// A stored event: exactly what is delivered, plus its id.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WebhookEvent)]
-pub(crate) struct EventResponse {
+pub(crate) struct WebhookEvent {
     /// Also the `webhook-id` header of every delivery of it.
     id: String,
     #[serde(rename = "type")]
@@ -280,7 +272,7 @@ pub(crate) struct EventResponse {
     data: serde_json::Value,
 }
 
-impl From<EventRecord> for EventResponse {
+impl From<EventRecord> for WebhookEvent {
     fn from(e: EventRecord) -> Self {
         Self {
             id: e.id.to_string(),
@@ -293,8 +285,7 @@ impl From<EventRecord> for EventResponse {
 
 /// Paging of the deliveries and events lists.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = WebhookPagination)]
-pub(crate) struct Pagination {
+pub(crate) struct WebhookPagination {
     limit: u64,
     /// Send as `cursor` for the next page; null on the last page.
     next_cursor: Option<String>,
@@ -302,17 +293,16 @@ pub(crate) struct Pagination {
 
 /// A page of deliveries, newest first.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = WebhookDeliveryPage)]
-pub(crate) struct DeliveryPage {
-    data: Vec<DeliveryResponse>,
-    pagination: Pagination,
+pub(crate) struct WebhookDeliveryPage {
+    data: Vec<WebhookDelivery>,
+    pagination: WebhookPagination,
 }
 
-impl From<Page<Delivery>> for DeliveryPage {
+impl From<Page<Delivery>> for WebhookDeliveryPage {
     fn from(p: Page<Delivery>) -> Self {
         Self {
-            data: p.data.into_iter().map(DeliveryResponse::from).collect(),
-            pagination: Pagination {
+            data: p.data.into_iter().map(WebhookDelivery::from).collect(),
+            pagination: WebhookPagination {
                 limit: p.limit,
                 next_cursor: p.next_cursor,
             },
@@ -322,17 +312,16 @@ impl From<Page<Delivery>> for DeliveryPage {
 
 /// A page of events, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = WebhookEventPage)]
-pub(crate) struct EventPage {
-    data: Vec<EventResponse>,
-    pagination: Pagination,
+pub(crate) struct WebhookEventPage {
+    data: Vec<WebhookEvent>,
+    pagination: WebhookPagination,
 }
 
-impl From<Page<EventRecord>> for EventPage {
+impl From<Page<EventRecord>> for WebhookEventPage {
     fn from(p: Page<EventRecord>) -> Self {
         Self {
-            data: p.data.into_iter().map(EventResponse::from).collect(),
-            pagination: Pagination {
+            data: p.data.into_iter().map(WebhookEvent::from).collect(),
+            pagination: WebhookPagination {
                 limit: p.limit,
                 next_cursor: p.next_cursor,
             },

@@ -1,7 +1,7 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::error::{ApiError, ErrorBody};
@@ -11,12 +11,12 @@ use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;
 
-pub(crate) static ROUTES: [Route; 5] = [
-    route!(POST "/external/v1/auth/signin", Access::Public, sign_in),
-    route!(GET "/external/v1/auth/keys", Access::Admin, list_api_keys),
-    route!(POST "/external/v1/auth/keys", Access::Admin, create_api_key),
-    route!(POST "/external/v1/auth/keys/{id}/rotate", Access::Admin, rotate_api_key),
-    route!(POST "/external/v1/auth/keys/{id}/revoke", Access::Admin, revoke_api_key),
+pub(crate) static ROUTES: [Entry; 5] = [
+    route!(Access::Public, sign_in, __path_sign_in),
+    route!(Access::Admin, list_api_keys, __path_list_api_keys),
+    route!(Access::Admin, create_api_key, __path_create_api_key),
+    route!(Access::Admin, rotate_api_key, __path_rotate_api_key),
+    route!(Access::Admin, revoke_api_key, __path_revoke_api_key),
 ];
 
 /// Sign in to the developer portal
@@ -27,7 +27,7 @@ pub(crate) static ROUTES: [Route; 5] = [
 #[utoipa::path(post, path = "/external/v1/auth/signin", tag = "Sign-in and API keys",
     request_body = SignInRequest,
     responses(
-        (status = 200, description = "Signed in", body = SignInResponse),
+        (status = 200, description = "Signed in", body = SignInResult),
         (status = 400, description = "Malformed JSON, or `email` or `password` missing or empty", body = ErrorBody),
         (status = 401, description = "`Invalid email or password` (the same text for an unknown user and a wrong password)", body = ErrorBody),
         (status = 403, description = "The user is not a super admin of any company", body = ErrorBody),
@@ -46,7 +46,7 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .sign_in(&req.email, &req.password, ctx.client_ip)
         .await?;
-    Ok(Reply::json(StatusCode::OK, &SignInResponse::from(signed_in))?.no_store())
+    Ok(Reply::json(StatusCode::OK, &SignInResult::from(signed_in))?.no_store())
 }
 
 /// List API keys
@@ -54,12 +54,12 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Every key of the signed-in admin's company, revoked ones included (with
 /// `status: "revoked"`). Secrets are never listed.
 #[utoipa::path(get, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
-    responses((status = 200, description = "The company's API keys", body = [ApiKeyItem])))]
+    responses((status = 200, description = "The company's API keys", body = [ApiKey])))]
 pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let keys = ctx.wfs.list_api_keys(ctx.admin()?).await?;
     Reply::json(
         StatusCode::OK,
-        &keys.into_iter().map(ApiKeyItem::from).collect::<Vec<_>>(),
+        &keys.into_iter().map(ApiKey::from).collect::<Vec<_>>(),
     )
 }
 
@@ -71,12 +71,12 @@ pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(post, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
     request_body = CreateApiKeyRequest,
     responses(
-        (status = 201, description = "The new key with its secret", body = IssuedKeyResponse),
+        (status = 201, description = "The new key with its secret", body = IssuedApiKey),
         (status = 400, description = "Malformed JSON, a missing `name`, an unknown scope, a CIDR range or other non-address in `allowedIps`, or an `expiresAt` not in the future", body = ErrorBody),
     ))]
 pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = NewApiKey::try_from(json::<CreateApiKeyRequest>(ctx.body)?)?;
-    let issued = IssuedKeyResponse::from(
+    let issued = IssuedApiKey::from(
         ctx.wfs
             .create_api_key(ctx.tx()?, ctx.admin()?, input)
             .await?,
@@ -92,14 +92,13 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(post, path = "/external/v1/auth/keys/{id}/rotate", tag = "Sign-in and API keys",
     params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
     responses(
-        (status = 200, description = "The key with its new secret", body = IssuedKeyResponse),
+        (status = 200, description = "The key with its new secret", body = IssuedApiKey),
         (status = 404, description = "`API key not found` (unknown or another company's)", body = ErrorBody),
         (status = 409, description = "`API key is revoked`", body = ErrorBody),
     ))]
 pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
-    let issued =
-        IssuedKeyResponse::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
+    let issued = IssuedApiKey::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
     Ok(Reply::json(StatusCode::OK, &issued)?
         .storing(&issued.redacted())?
         .no_store())
@@ -112,7 +111,7 @@ pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(post, path = "/external/v1/auth/keys/{id}/revoke", tag = "Sign-in and API keys",
     params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
     responses(
-        (status = 200, description = "The key is revoked", body = RevokedKeyResponse),
+        (status = 200, description = "The key is revoked", body = RevokedApiKey),
         (status = 404, description = "`API key not found` (unknown or another company's)", body = ErrorBody),
         (status = 409, description = "`API key is revoked`", body = ErrorBody),
     ))]
@@ -121,7 +120,7 @@ pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let revoked = ctx.wfs.revoke_api_key(ctx.tx()?, ctx.admin()?, id).await?;
     Reply::json(
         StatusCode::OK,
-        &RevokedKeyResponse {
+        &RevokedApiKey {
             id: revoked.id.to_string(),
             status: revoked.status.into(),
         },

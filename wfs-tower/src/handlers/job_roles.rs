@@ -1,12 +1,12 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::JobRoleId;
@@ -15,11 +15,11 @@ use wfs_core::domain::scope::Scope;
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 4] = [
-    route!(GET "/external/v1/job-roles", READ, list_job_roles),
-    route!(POST "/external/v1/job-roles", WRITE, create_job_role),
-    route!(PATCH "/external/v1/job-roles/{id}", WRITE, update_job_role),
-    route!(DELETE "/external/v1/job-roles/{id}", WRITE, delete_job_role),
+pub(crate) static ROUTES: [Entry; 4] = [
+    route!(READ, list_job_roles, __path_list_job_roles),
+    route!(WRITE, create_job_role, __path_create_job_role),
+    route!(WRITE, update_job_role, __path_update_job_role),
+    route!(WRITE, delete_job_role, __path_delete_job_role),
 ];
 
 /// List job roles
@@ -85,7 +85,7 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/job-roles/{id}", tag = "Job roles",
     params(("id" = String, Path, description = "Job role ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = Message),
         (status = 404, description = "`Job role not found` (unknown, already deleted or another company's)", body = ErrorBody),
     ))]
 pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

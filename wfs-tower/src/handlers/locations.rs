@@ -1,7 +1,7 @@
 //! Locations (API key authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::locations::*;
 use crate::error::{ApiError, ErrorBody};
@@ -14,10 +14,10 @@ use wfs_core::domain::scope::Scope;
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/locations", READ, list_locations),
-    route!(POST "/external/v1/locations", WRITE, create_location),
-    route!(PATCH "/external/v1/locations/{id}", WRITE, update_location),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(READ, list_locations, __path_list_locations),
+    route!(WRITE, create_location, __path_create_location),
+    route!(WRITE, update_location, __path_update_location),
 ];
 
 /// List locations

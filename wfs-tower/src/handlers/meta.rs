@@ -2,16 +2,16 @@
 //! over it (see `docs`), which is not part of the document.
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
 use http::StatusCode;
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/openapi.json", Access::Public, get_openapi),
-    route!(GET "/external/v1/docs", Access::Public, get_docs_page, undocumented),
-    route!(GET "/external/v1/docs/{file}", Access::Public, get_docs_asset, undocumented),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(Access::Public, get_openapi, __path_get_openapi),
+    route!(undocumented GET "/external/v1/docs", Access::Public, get_docs_page),
+    route!(undocumented GET "/external/v1/docs/{file}", Access::Public, get_docs_asset),
 ];
 
 /// The OpenAPI document

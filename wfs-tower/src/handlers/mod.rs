@@ -3,16 +3,20 @@
 //! Each module declares its routes next to its handlers (with [`route!`]), so a route
 //! and the code behind it cannot drift apart; [`routes`] merges the tables.
 
-/// A route table entry: `route!(GET "/path", access, handler_fn)`, optionally with a
-/// body limit, or marked `undocumented` (left out of the OpenAPI document: the API
-/// reference's page and assets, which are not operations of the API). The handler's
-/// name becomes the `operationId`.
+/// A route table entry: `route!(access, handler_fn, __path_handler_fn)`, optionally
+/// with a body limit (`route!(WRITE, bulk_create_staff, __path_bulk_create_staff,
+/// BULK_BODY_LIMIT)`). The method, the path and the docs are the handler's
+/// `#[utoipa::path]`, read through the type it generates (`__path_<handler>`: a
+/// declarative macro cannot form that name itself; the router refuses a type of
+/// another handler). The handler's name is the `operationId`. A route left out of
+/// the OpenAPI document (the API reference's page and assets, which are not
+/// operations of the API) has no annotation and names its method and path:
+/// `route!(undocumented GET "/path", access, handler_fn)`.
 macro_rules! route {
-    (@entry $method:ident $path:literal, $access:expr, $handler:ident, $limit:expr, $documented:literal) => {
-        crate::handlers::Route {
+    (@entry $at:expr, $access:expr, $handler:ident, $limit:expr) => {
+        crate::handlers::Entry {
             operation_id: stringify!($handler),
-            method: http::Method::$method,
-            path: $path,
+            at: $at,
             access: $access,
             body_limit: $limit,
             handler: {
@@ -22,17 +26,20 @@ macro_rules! route {
                 }
                 boxed
             },
-            documented: $documented,
         }
     };
-    ($method:ident $path:literal, $access:expr, $handler:ident, undocumented) => {
-        route!(@entry $method $path, $access, $handler, crate::handlers::BODY_LIMIT, false)
+    (undocumented $method:ident $path:literal, $access:expr, $handler:ident) => {
+        route!(@entry
+            crate::handlers::At::Undocumented { method: http::Method::$method, path: $path },
+            $access, $handler, crate::handlers::BODY_LIMIT)
     };
-    ($method:ident $path:literal, $access:expr, $handler:ident) => {
-        route!(@entry $method $path, $access, $handler, crate::handlers::BODY_LIMIT, true)
+    ($access:expr, $handler:ident, $doc:ident) => {
+        route!($access, $handler, $doc, crate::handlers::BODY_LIMIT)
     };
-    ($method:ident $path:literal, $access:expr, $handler:ident, $limit:expr) => {
-        route!(@entry $method $path, $access, $handler, $limit, true)
+    ($access:expr, $handler:ident, $doc:ident, $limit:expr) => {
+        route!(@entry
+            crate::handlers::At::Documented(crate::handlers::Doc::of::<$doc>()),
+            $access, $handler, $limit)
     };
 }
 
@@ -48,10 +55,11 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
-pub(crate) use route::{BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Route};
+pub(crate) use route::{At, BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Doc, Entry, Route, Schemas};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
+use std::sync::LazyLock;
 use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::{AdminPrincipal, KeyPrincipal, Wfs};
 
@@ -107,16 +115,21 @@ impl Ctx<'_> {
     }
 }
 
-/// The whole route table.
+/// The whole route table, resolved once per process: in the order of the OpenAPI
+/// document's paths (which it builds).
 pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
-    auth::ROUTES
-        .iter()
-        .chain(job_roles::ROUTES.iter())
-        .chain(locations::ROUTES.iter())
-        .chain(staff::ROUTES.iter())
-        .chain(shifts::ROUTES.iter())
-        .chain(schedules::ROUTES.iter())
-        .chain(workforce::ROUTES.iter())
-        .chain(webhooks::ROUTES.iter())
-        .chain(meta::ROUTES.iter())
+    static ROUTES: LazyLock<Vec<Route>> = LazyLock::new(|| {
+        route::resolve(&[
+            &auth::ROUTES,
+            &shifts::ROUTES,
+            &job_roles::ROUTES,
+            &locations::ROUTES,
+            &staff::ROUTES,
+            &schedules::ROUTES,
+            &workforce::ROUTES,
+            &webhooks::ROUTES,
+            &meta::ROUTES,
+        ])
+    });
+    ROUTES.iter()
 }

@@ -1,4 +1,10 @@
-//! One entry of the route table: what the router matches and the service runs.
+//! One entry of the route table: what a handler module declares ([`Entry`]), and what
+//! the router matches and the service runs ([`Route`]), resolved from it once.
+//!
+//! A documented route's method and path are written once, in the handler's
+//! `#[utoipa::path]`: the entry reaches them through the `utoipa::Path` impl that
+//! annotation generates (`__path_<handler>`), so the router and the OpenAPI document
+//! read the same declaration.
 
 use super::Ctx;
 use crate::auth::Access;
@@ -7,6 +13,8 @@ use crate::reply::Reply;
 use http::Method;
 use std::future::Future;
 use std::pin::Pin;
+use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::{RefOr, schema::Schema};
 
 /// Default body limit (1 MiB).
 pub(crate) const BODY_LIMIT: usize = 1 << 20;
@@ -19,18 +27,85 @@ pub(crate) type BoxFuture<'a> = Pin<Box<dyn Future<Output = Result<Reply, ApiErr
 /// A handler, as stored in a route table (see the `route!` macro).
 pub(crate) type Handler = for<'a> fn(&'a Ctx<'a>) -> BoxFuture<'a>;
 
-/// One operation of the API.
+/// The schemas an operation's bodies name, with those they name in turn.
+pub(crate) type Schemas = Vec<(String, RefOr<Schema>)>;
+
+/// A route as a handler module declares it (with `route!`).
+pub(crate) struct Entry {
+    /// The handler's name, also the OpenAPI `operationId`.
+    pub(crate) operation_id: &'static str,
+    pub(crate) at: At,
+    pub(crate) access: Access,
+    pub(crate) body_limit: usize,
+    pub(crate) handler: Handler,
+}
+
+/// Where a route is served.
+pub(crate) enum At {
+    /// As the handler's `#[utoipa::path]` says: an operation of the document.
+    Documented(Doc),
+    /// A route the document leaves out (the interactive reference's page and assets,
+    /// which are not operations of the API), so its method and path are written here.
+    Undocumented { method: Method, path: &'static str },
+}
+
+/// A handler's `#[utoipa::path]`, as functions of the `utoipa::Path` impl it generates.
+pub(crate) struct Doc {
+    pub(crate) path: fn() -> String,
+    pub(crate) methods: fn() -> Vec<HttpMethod>,
+    /// The operation, its tags included.
+    pub(crate) operation: fn() -> Operation,
+    pub(crate) schemas: fn(&mut Schemas),
+}
+
+impl Doc {
+    /// The annotation of the handler whose generated path type is `P`. The tags and
+    /// the schemas come through `utoipa::__dev`, the traits utoipa's own `OpenApi`
+    /// derive reads them with (the version is pinned in the workspace).
+    pub(crate) const fn of<P>() -> Self
+    where
+        P: utoipa::Path + for<'t> utoipa::__dev::Tags<'t> + utoipa::__dev::SchemaReferences,
+    {
+        Self {
+            path: P::path,
+            methods: P::methods,
+            operation: operation_of::<P>,
+            schemas: P::schemas,
+        }
+    }
+}
+
+/// As utoipa's `OpenApi` derive composes it: the operation, then the annotation's tags.
+fn operation_of<P>() -> Operation
+where
+    P: utoipa::Path + for<'t> utoipa::__dev::Tags<'t>,
+{
+    let mut operation = P::operation();
+    let tags = <P as utoipa::__dev::Tags>::tags();
+    assert!(
+        !tags.is_empty(),
+        "{} names no tag in its #[utoipa::path]",
+        P::path()
+    );
+    operation
+        .tags
+        .get_or_insert_with(Vec::new)
+        .extend(tags.into_iter().map(str::to_owned));
+    operation
+}
+
+/// One operation of the API, its method and path resolved from its [`Entry`].
 pub(crate) struct Route {
     /// The handler's name, also the OpenAPI `operationId`.
     pub(crate) operation_id: &'static str,
     pub(crate) method: Method,
-    pub(crate) path: &'static str,
+    pub(crate) path: String,
     pub(crate) access: Access,
     pub(crate) body_limit: usize,
     pub(crate) handler: Handler,
-    /// Whether the OpenAPI document describes it: `false` only for the routes that
-    /// are not part of the API itself (the interactive reference's page and assets).
-    pub(crate) documented: bool,
+    /// How the document describes it: `None` only for the routes that are not part of
+    /// the API itself (the interactive reference's page and assets).
+    pub(crate) doc: Option<&'static Doc>,
 }
 
 impl std::fmt::Debug for Route {
@@ -43,5 +118,58 @@ impl Route {
     /// Whether the route writes: it then runs in a transaction with idempotency.
     pub(crate) fn writes(&self) -> bool {
         self.method != Method::GET && self.access != Access::Public
+    }
+
+    /// Whether the OpenAPI document describes it.
+    pub(crate) fn documented(&self) -> bool {
+        self.doc.is_some()
+    }
+}
+
+/// The routes of `tables`, in their order: each documented entry once per method its
+/// annotation names.
+pub(crate) fn resolve(tables: &[&'static [Entry]]) -> Vec<Route> {
+    let mut routes = Vec::new();
+    for entry in tables.iter().flat_map(|table| table.iter()) {
+        let route = |method: Method, path: String, doc| Route {
+            operation_id: entry.operation_id,
+            method,
+            path,
+            access: entry.access,
+            body_limit: entry.body_limit,
+            handler: entry.handler,
+            doc,
+        };
+        match &entry.at {
+            At::Undocumented { method, path } => {
+                routes.push(route(method.clone(), (*path).to_owned(), None));
+            }
+            At::Documented(doc) => {
+                let path = (doc.path)();
+                assert_eq!(
+                    (doc.operation)().operation_id.as_deref(),
+                    Some(entry.operation_id),
+                    "the route of {} reads another handler's #[utoipa::path]",
+                    entry.operation_id
+                );
+                for method in (doc.methods)() {
+                    routes.push(route(method_of(&method), path.clone(), Some(doc)));
+                }
+            }
+        }
+    }
+    routes
+}
+
+fn method_of(method: &HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Put => Method::PUT,
+        HttpMethod::Delete => Method::DELETE,
+        HttpMethod::Options => Method::OPTIONS,
+        HttpMethod::Head => Method::HEAD,
+        HttpMethod::Patch => Method::PATCH,
+        HttpMethod::Trace => Method::TRACE,
     }
 }

@@ -1,7 +1,7 @@
 //! Schedules, hours worked and overtime: read-only reports.
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::dto::shifts::ShiftRecord;
@@ -17,10 +17,10 @@ use wfs_core::service::schedules::ScheduleQuery;
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const SCHEDULES: &str = "/external/v1/schedules";
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/schedules", READ, list_schedules),
-    route!(GET "/external/v1/hours", READ, get_hours),
-    route!(GET "/external/v1/overtime", READ, list_overtime),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(READ, list_schedules, __path_list_schedules),
+    route!(READ, list_overtime, __path_list_overtime),
+    route!(READ, get_hours, __path_get_hours),
 ];
 
 /// A required calendar date; a date-time is accepted and its UTC date used.

@@ -1,12 +1,12 @@
 //! Shift slots and bookings.
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id, query};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::IdFilter;
@@ -16,11 +16,11 @@ use wfs_core::service::shifts::{Booking, NewShiftSlot};
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 4] = [
-    route!(GET "/external/v1/shifts", READ, list_shifts),
-    route!(POST "/external/v1/shifts/slots", WRITE, create_shift_slot),
-    route!(POST "/external/v1/shifts/book", WRITE, book_shift),
-    route!(DELETE "/external/v1/shifts/{id}", WRITE, cancel_shift),
+pub(crate) static ROUTES: [Entry; 4] = [
+    route!(READ, list_shifts, __path_list_shifts),
+    route!(WRITE, create_shift_slot, __path_create_shift_slot),
+    route!(WRITE, book_shift, __path_book_shift),
+    route!(WRITE, cancel_shift, __path_cancel_shift),
 ];
 
 #[utoipa::path(get, path = "/external/v1/shifts", tag = "Shifts",
@@ -112,7 +112,7 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/shifts/{id}", tag = "Shifts",
     params(("id" = String, Path, description = "Shift ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = Message),
         (status = 404, description = "`Shift not found`", body = ErrorBody),
         (status = 409, description = "`Shift is already cancelled`", body = ErrorBody),
     ))]

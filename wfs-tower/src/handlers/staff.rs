@@ -1,12 +1,12 @@
 //! Staff (API key authenticated).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{path_id, query};
-use crate::reply::MessageResponse;
+use crate::reply::Message;
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::domain::membership::MembershipStatus;
@@ -17,10 +17,15 @@ use wfs_core::{IdFilter, MembershipId};
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/staff", READ, list_staff),
-    route!(DELETE "/external/v1/staff/{membershipId}", WRITE, deactivate_staff),
-    route!(POST "/external/v1/staff/bulk", WRITE, bulk_create_staff, super::BULK_BODY_LIMIT),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(READ, list_staff, __path_list_staff),
+    route!(WRITE, deactivate_staff, __path_deactivate_staff),
+    route!(
+        WRITE,
+        bulk_create_staff,
+        __path_bulk_create_staff,
+        super::BULK_BODY_LIMIT
+    ),
 ];
 
 /// List staff
@@ -63,7 +68,7 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(delete, path = "/external/v1/staff/{membershipId}", tag = "Staff",
     params(("membershipId" = String, Path, description = "Membership ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = Message),
         (status = 404, description = "`Staff member not found`", body = ErrorBody),
     ))]
 pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

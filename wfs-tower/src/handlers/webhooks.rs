@@ -1,13 +1,13 @@
 //! Webhook endpoints, deliveries and events (scope `webhooks:manage`).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::limits::Line;
 use crate::dto::webhooks::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, json, path_id, query};
-use crate::reply::{MessageResponse, Reply};
+use crate::reply::{Message, Reply};
 use http::StatusCode;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::webhooks::{DeliveryQuery, EventQuery, NewEndpoint};
@@ -16,18 +16,46 @@ use wfs_core::{WebhookDeliveryId, WebhookEndpointId};
 const MANAGE: Access = Access::Key(Scope::WebhooksManage);
 const ENDPOINT: &str = "Webhook endpoint";
 
-pub(crate) static ROUTES: [Route; 11] = [
-    route!(POST "/external/v1/webhooks/endpoints", MANAGE, create_webhook_endpoint),
-    route!(GET "/external/v1/webhooks/endpoints", MANAGE, list_webhook_endpoints),
-    route!(GET "/external/v1/webhooks/endpoints/{id}", MANAGE, get_webhook_endpoint),
-    route!(PATCH "/external/v1/webhooks/endpoints/{id}", MANAGE, update_webhook_endpoint),
-    route!(DELETE "/external/v1/webhooks/endpoints/{id}", MANAGE, delete_webhook_endpoint),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/rotate-secret", MANAGE, rotate_webhook_secret),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/test", MANAGE, test_webhook_endpoint),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/replay", MANAGE, replay_webhook_endpoint),
-    route!(GET "/external/v1/webhooks/endpoints/{id}/deliveries", MANAGE, list_webhook_deliveries),
-    route!(POST "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", MANAGE, retry_webhook_delivery),
-    route!(GET "/external/v1/webhooks/events", MANAGE, list_webhook_events),
+pub(crate) static ROUTES: [Entry; 11] = [
+    route!(
+        MANAGE,
+        create_webhook_endpoint,
+        __path_create_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        list_webhook_endpoints,
+        __path_list_webhook_endpoints
+    ),
+    route!(MANAGE, get_webhook_endpoint, __path_get_webhook_endpoint),
+    route!(
+        MANAGE,
+        update_webhook_endpoint,
+        __path_update_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        delete_webhook_endpoint,
+        __path_delete_webhook_endpoint
+    ),
+    route!(MANAGE, rotate_webhook_secret, __path_rotate_webhook_secret),
+    route!(MANAGE, test_webhook_endpoint, __path_test_webhook_endpoint),
+    route!(
+        MANAGE,
+        replay_webhook_endpoint,
+        __path_replay_webhook_endpoint
+    ),
+    route!(
+        MANAGE,
+        list_webhook_deliveries,
+        __path_list_webhook_deliveries
+    ),
+    route!(
+        MANAGE,
+        retry_webhook_delivery,
+        __path_retry_webhook_delivery
+    ),
+    route!(MANAGE, list_webhook_events, __path_list_webhook_events),
 ];
 
 fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
@@ -51,13 +79,13 @@ fn limit(raw: Option<&Line>) -> Result<Option<i64>, ApiError> {
 #[utoipa::path(post, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
     request_body = CreateEndpointRequest,
     responses(
-        (status = 201, description = "The endpoint and its secret", body = CreatedEndpointResponse),
+        (status = 201, description = "The endpoint and its secret", body = WebhookEndpointWithSecret),
         (status = 400, description = "A bad `url` (not absolute https, over 2048 characters, user info, a fragment, or a non-public host), `description` over 256 characters, or an `eventTypes` entry not in the catalogue", body = ErrorBody),
         (status = 409, description = "`Webhook endpoint limit reached`", body = ErrorBody),
     ))]
 pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = NewEndpoint::from(json::<CreateEndpointRequest>(ctx.body)?);
-    let created = CreatedEndpointResponse::from(
+    let created = WebhookEndpointWithSecret::from(
         ctx.wfs
             .create_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, input)
             .await?,
@@ -71,7 +99,7 @@ pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 ///
 /// The company's endpoints, oldest first, without their secrets.
 #[utoipa::path(get, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
-    responses((status = 200, description = "The endpoints", body = [EndpointResponse])))]
+    responses((status = 200, description = "The endpoints", body = [WebhookEndpoint])))]
 pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let endpoints = ctx
         .wfs
@@ -81,7 +109,7 @@ pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
         StatusCode::OK,
         &endpoints
             .into_iter()
-            .map(EndpointResponse::from)
+            .map(WebhookEndpoint::from)
             .collect::<Vec<_>>(),
     )
 }
@@ -90,7 +118,7 @@ pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
 #[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
-        (status = 200, description = "The endpoint", body = EndpointResponse),
+        (status = 200, description = "The endpoint", body = WebhookEndpoint),
         (status = 404, description = "`Webhook endpoint not found` (unknown or another company's)", body = ErrorBody),
     ))]
 pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -99,7 +127,7 @@ pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErro
         .wfs
         .get_webhook_endpoint(ctx.key()?.company_id, id)
         .await?;
-    Reply::json(StatusCode::OK, &EndpointResponse::from(endpoint))
+    Reply::json(StatusCode::OK, &WebhookEndpoint::from(endpoint))
 }
 
 /// Update a webhook endpoint
@@ -111,7 +139,7 @@ pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErro
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     request_body = UpdateEndpointRequest,
     responses(
-        (status = 200, description = "The updated endpoint", body = EndpointResponse),
+        (status = 200, description = "The updated endpoint", body = WebhookEndpoint),
         (status = 400, description = "An empty patch, an unknown field, or a field that fails the creation checks", body = ErrorBody),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
@@ -123,7 +151,7 @@ pub(crate) async fn update_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         .wfs
         .update_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id, patch)
         .await?;
-    Reply::json(StatusCode::OK, &EndpointResponse::from(endpoint))
+    Reply::json(StatusCode::OK, &WebhookEndpoint::from(endpoint))
 }
 
 /// Delete a webhook endpoint
@@ -132,7 +160,7 @@ pub(crate) async fn update_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 #[utoipa::path(delete, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
-        (status = 200, description = "`{\"message\": \"Webhook endpoint deleted\"}`", body = MessageResponse),
+        (status = 200, description = "`{\"message\": \"Webhook endpoint deleted\"}`", body = Message),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
 pub(crate) async fn delete_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -150,12 +178,12 @@ pub(crate) async fn delete_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 #[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/rotate-secret", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
-        (status = 200, description = "The new secret", body = RotatedSecretResponse),
+        (status = 200, description = "The new secret", body = WebhookSecretRotation),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
 pub(crate) async fn rotate_webhook_secret(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id = endpoint_id(ctx)?;
-    let rotated = RotatedSecretResponse::from(
+    let rotated = WebhookSecretRotation::from(
         ctx.wfs
             .rotate_webhook_secret(ctx.tx()?, ctx.key()?.company_id, id)
             .await?,
@@ -172,7 +200,7 @@ pub(crate) async fn rotate_webhook_secret(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
 #[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/test", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
-        (status = 202, description = "The test event is queued", body = TestedResponse),
+        (status = 202, description = "The test event is queued", body = WebhookTestResult),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
 pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -183,7 +211,7 @@ pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
         .await?;
     Reply::json(
         StatusCode::ACCEPTED,
-        &TestedResponse {
+        &WebhookTestResult {
             event_id: event.to_string(),
         },
     )
@@ -196,14 +224,14 @@ pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
 /// keeps its event id as `webhook-id`, so receivers de-duplicate as usual.
 #[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/replay", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
-    request_body = ReplayRequest,
+    request_body = WebhookReplayRequest,
     responses(
-        (status = 202, description = "Deliveries queued", body = ReplayedResponse),
+        (status = 202, description = "Deliveries queued", body = WebhookReplayResult),
         (status = 400, description = "A missing or malformed `since`, a malformed `until`, or `since` after `until`", body = ErrorBody),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
 pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let r: ReplayRequest = json(ctx.body)?;
+    let r: WebhookReplayRequest = json(ctx.body)?;
     let since = instant("since", &r.since)?;
     let until = r
         .until
@@ -215,7 +243,7 @@ pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         .wfs
         .replay_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id, since, until)
         .await?;
-    Reply::json(StatusCode::ACCEPTED, &ReplayedResponse { queued })
+    Reply::json(StatusCode::ACCEPTED, &WebhookReplayResult { queued })
 }
 
 /// List an endpoint's deliveries
@@ -224,7 +252,7 @@ pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 #[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}/deliveries", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID"), DeliveriesQuery),
     responses(
-        (status = 200, description = "A page of deliveries", body = DeliveryPage),
+        (status = 200, description = "A page of deliveries", body = WebhookDeliveryPage),
         (status = 400, description = "A bad `status`, `limit` or `cursor`", body = ErrorBody),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
@@ -240,7 +268,7 @@ pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         .wfs
         .list_webhook_deliveries(ctx.key()?.company_id, id, request)
         .await?;
-    Reply::json(StatusCode::OK, &DeliveryPage::from(page))
+    Reply::json(StatusCode::OK, &WebhookDeliveryPage::from(page))
 }
 
 /// Retry a delivery
@@ -252,7 +280,7 @@ pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         ("deliveryId" = String, Path, description = "Webhook delivery ID"),
     ),
     responses(
-        (status = 202, description = "The delivery, pending again", body = DeliveryResponse),
+        (status = 202, description = "The delivery, pending again", body = WebhookDelivery),
         (status = 404, description = "`Webhook endpoint not found` or `Webhook delivery not found`", body = ErrorBody),
     ))]
 pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -262,7 +290,7 @@ pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
         .wfs
         .retry_webhook_delivery(ctx.tx()?, ctx.key()?.company_id, id, delivery)
         .await?;
-    Reply::json(StatusCode::ACCEPTED, &DeliveryResponse::from(retried))
+    Reply::json(StatusCode::ACCEPTED, &WebhookDelivery::from(retried))
 }
 
 /// List events
@@ -272,7 +300,7 @@ pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
 #[utoipa::path(get, path = "/external/v1/webhooks/events", tag = "Webhooks",
     params(EventsQuery),
     responses(
-        (status = 200, description = "A page of events", body = EventPage),
+        (status = 200, description = "A page of events", body = WebhookEventPage),
         (status = 400, description = "A `type` not in the catalogue, a bad `since`, `limit` or `cursor`", body = ErrorBody),
     ))]
 pub(crate) async fn list_webhook_events(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -291,5 +319,5 @@ pub(crate) async fn list_webhook_events(ctx: &Ctx<'_>) -> Result<Reply, ApiError
         .wfs
         .list_webhook_events(ctx.key()?.company_id, request)
         .await?;
-    Reply::json(StatusCode::OK, &EventPage::from(page))
+    Reply::json(StatusCode::OK, &WebhookEventPage::from(page))
 }

@@ -1,7 +1,7 @@
 //! The workforce resource feed and its deprecated alias (scope `availability:read`).
 
 use super::Ctx;
-use super::Route;
+use super::Entry;
 use crate::auth::Access;
 use crate::dto::workforce::*;
 use crate::error::{ApiError, ErrorBody};
@@ -13,10 +13,22 @@ use wfs_core::service::workforce::FeedRequest;
 
 const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
 
-pub(crate) static ROUTES: [Route; 3] = [
-    route!(GET "/external/v1/workforce/resources", AVAILABILITY, list_workforce_resources),
-    route!(GET "/external/v1/workforce/resources/{staff_resource_id}", AVAILABILITY, get_workforce_resource),
-    route!(GET "/external/v1/workforce/availability", AVAILABILITY, list_workforce_availability),
+pub(crate) static ROUTES: [Entry; 3] = [
+    route!(
+        AVAILABILITY,
+        list_workforce_resources,
+        __path_list_workforce_resources
+    ),
+    route!(
+        AVAILABILITY,
+        get_workforce_resource,
+        __path_get_workforce_resource
+    ),
+    route!(
+        AVAILABILITY,
+        list_workforce_availability,
+        __path_list_workforce_availability
+    ),
 ];
 
 async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
