@@ -119,7 +119,6 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
         locations.push(
             wfs.create_location(conn, company, location)
                 .await?
-                .location
                 .id,
         );
     }

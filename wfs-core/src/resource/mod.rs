@@ -9,3 +9,11 @@
 //!
 //! This module sits below `service`, `cache` and `domain::event`, and imports only
 //! `ids`, `domain` and the entities it reads from.
+
+pub mod job_role;
+pub mod location;
+pub mod staff;
+
+pub use job_role::JobRole;
+pub use location::{CreatedLocation, Location};
+pub use staff::StaffMember;

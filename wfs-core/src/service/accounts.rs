@@ -284,7 +284,7 @@ impl Wfs {
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
         let conn = &self.store().enter(conn);
-        use crate::domain::event::{EventData, StaffData};
+        use crate::domain::event::EventData;
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
@@ -350,7 +350,7 @@ impl Wfs {
             self.emit(
                 conn,
                 company,
-                EventData::StaffCreated(StaffData::from(&member)),
+                EventData::StaffCreated(member),
             )
             .await?;
         }

@@ -22,7 +22,7 @@
 
 use super::StaffMember;
 use crate::Wfs;
-use crate::domain::event::{EventData, StaffData};
+use crate::domain::event::EventData;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
@@ -374,12 +374,8 @@ impl Wfs {
         let created = StaffMember::from(created);
         self.resource_changed(conn, company, membership_id, v)
             .await?;
-        self.emit(
-            conn,
-            company,
-            EventData::StaffCreated(StaffData::from(&created)),
-        )
-        .await?;
+        self.emit(conn, company, EventData::StaffCreated(created))
+            .await?;
         Ok(created)
     }
 }
