@@ -116,11 +116,7 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
             location_detection_enabled: Some(true),
             ..Default::default()
         };
-        locations.push(
-            wfs.create_location(conn, company, location)
-                .await?
-                .id,
-        );
+        locations.push(wfs.create_location(conn, company, location).await?.id);
     }
 
     let mut roles = Vec::new();

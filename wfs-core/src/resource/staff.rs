@@ -14,10 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// webhooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(
-    feature = "openapi",
-    schema(description = "A staff member as listed.")
-)]
+#[cfg_attr(feature = "openapi", schema(description = "A staff member as listed."))]
 #[serde(rename_all = "camelCase")]
 pub struct StaffMember {
     /// Membership ID; also the `staff_resource_id` of the workforce feed.

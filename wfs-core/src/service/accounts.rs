@@ -347,12 +347,8 @@ impl Wfs {
             .await?;
         if let Some(created) = created_member {
             let member = crate::service::staff::StaffMember::from(created);
-            self.emit(
-                conn,
-                company,
-                EventData::StaffCreated(member),
-            )
-            .await?;
+            self.emit(conn, company, EventData::StaffCreated(member))
+                .await?;
         }
         Ok(RestoredAdmin {
             user_id,

@@ -20,7 +20,6 @@
 //! next workforce resource version, its skill sets (unverified), and a welcome email
 //! in the transactional outbox, committed together.
 
-
 mod fields;
 mod insert;
 mod references;
@@ -33,9 +32,7 @@ use crate::persistence::WfsConn;
 use crate::persistence::entity::company;
 use fields::{Entry, ValidStaff};
 use references::{ItemError, Lookups, Stored};
-use sea_orm::{
-    ConnectionTrait, EntityTrait, QuerySelect, TransactionSession, TransactionTrait,
-};
+use sea_orm::{ConnectionTrait, EntityTrait, QuerySelect, TransactionSession, TransactionTrait};
 
 /// Items processed together (one duplicate check against the store per batch),
 /// one batch after the other.
@@ -197,7 +194,12 @@ impl Wfs {
         };
         let savepoint = conn.begin().await?;
         let inserted = self
-            .insert_member(&savepoint, request.company, &request.company_name, &resolved)
+            .insert_member(
+                &savepoint,
+                request.company,
+                &request.company_name,
+                &resolved,
+            )
             .await;
         match inserted {
             Ok(member) => {

@@ -158,4 +158,3 @@ fn welcome_email(company_name: &str, f: &ValidStaff) -> Email {
         ),
     }
 }
-

@@ -160,7 +160,6 @@ pub(super) async fn resolve(
     })
 }
 
-
 async fn find_branch(
     conn: &impl WfsConn,
     company: CompanyId,
@@ -266,4 +265,3 @@ async fn find_skill_sets(
         None => Ok(wanted),
     }
 }
-
