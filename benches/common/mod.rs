@@ -91,7 +91,6 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
         )
         .await
         .unwrap()
-        .location
         .id;
     let role = wfs
         .create_job_role(

@@ -10,7 +10,7 @@ use crate::domain::credentials::SecretHash;
 use crate::domain::webhook::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::principal::KeyPrincipal;
-use crate::service::job_roles::JobRole;
+use crate::resource::JobRole;
 use chrono::{DateTime, Utc};
 use std::borrow::Borrow;
 use std::collections::HashMap;

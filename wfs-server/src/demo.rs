@@ -175,7 +175,6 @@ impl Demo<'_> {
                 self.wfs
                     .create_location(self.conn, self.company, location)
                     .await?
-                    .location
                     .id,
             );
         }

@@ -13,11 +13,13 @@
 //!
 //! Every payload has exactly the fields the webhook body's `data` has, in the
 //! representation the read routes use (ids as UUID strings, timestamps as RFC 3339),
-//! and none carries personal data.
+//! and none carries personal data. The staff, job-role and location payloads are those
+//! resources' wire forms themselves ([`crate::resource`]): what the routes answer.
 
 use crate::domain::json::whole_number;
 use crate::domain::shift::ShiftStatus;
 use crate::ids::{JobRoleId, LocationId, MembershipId, ShiftId, SlotId, UserId, WebhookEndpointId};
+use crate::resource::{JobRole, Location, StaffMember};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -79,19 +81,19 @@ catalogue! {
     /// `shift.cancelled`: `DELETE /shifts/{id}`.
     ShiftCancelled => "shift.cancelled" (ShiftData),
     /// `staff.created`: each member created by bulk (and a company's first admin).
-    StaffCreated => "staff.created" (StaffData),
+    StaffCreated => "staff.created" (StaffMember),
     /// `staff.deactivated`: `DELETE /staff/{id}` that changed the status.
-    StaffDeactivated => "staff.deactivated" (StaffData),
+    StaffDeactivated => "staff.deactivated" (StaffMember),
     /// `job_role.created`.
-    JobRoleCreated => "job_role.created" (JobRoleData),
+    JobRoleCreated => "job_role.created" (JobRole),
     /// `job_role.updated`.
-    JobRoleUpdated => "job_role.updated" (JobRoleData),
+    JobRoleUpdated => "job_role.updated" (JobRole),
     /// `job_role.deleted`: the role as it was.
-    JobRoleDeleted => "job_role.deleted" (JobRoleData),
+    JobRoleDeleted => "job_role.deleted" (JobRole),
     /// `location.created`: the location list item.
-    LocationCreated => "location.created" (LocationData),
+    LocationCreated => "location.created" (Location),
     /// `location.updated`.
-    LocationUpdated => "location.updated" (LocationData),
+    LocationUpdated => "location.updated" (Location),
     /// `webhook.test`: `POST /webhooks/endpoints/{id}/test`, to that endpoint only.
     Test => "webhook.test" (TestData),
 }
@@ -214,63 +216,6 @@ pub struct SlotData {
     pub job_role: JobRoleRef,
 }
 
-/// `staff.*`: the staff member (ids and codes only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StaffData {
-    /// The membership.
-    pub membership_id: MembershipId,
-    /// The member's user account.
-    pub user_id: UserId,
-    /// Assigned location.
-    pub branch_id: Option<LocationId>,
-    /// Assigned job role.
-    pub job_role_id: Option<JobRoleId>,
-    /// 1 super admin, 2 admin, 3 member.
-    pub privilege: i16,
-    /// 1 active, 0 deactivated.
-    pub status: i16,
-}
-
-/// `job_role.*`: `{ id, title, weeklyHours }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobRoleData {
-    /// The role.
-    pub id: JobRoleId,
-    /// Its title.
-    pub title: String,
-    /// Contracted weekly hours, if set.
-    #[serde(serialize_with = "whole_number")]
-    pub weekly_hours: Option<f64>,
-}
-
-/// `location.*`: the location list item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LocationData {
-    /// The location.
-    pub id: LocationId,
-    /// Its name.
-    pub name: String,
-    /// City.
-    pub city: Option<String>,
-    /// State or region.
-    pub state: Option<String>,
-    /// Latitude.
-    #[serde(serialize_with = "whole_number")]
-    pub latitude: Option<f64>,
-    /// Longitude.
-    #[serde(serialize_with = "whole_number")]
-    pub longitude: Option<f64>,
-    /// Display colour.
-    pub hexcode: String,
-    /// Display symbol.
-    pub symbol: String,
-    /// Whether clock-in checks the member's position.
-    pub location_detection_enabled: bool,
-}
-
 /// `webhook.test`: `{ endpointId }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -298,7 +243,7 @@ mod tests {
     #[test]
     fn data_serialises_as_the_bare_payload_and_reads_back_by_its_type() {
         let at = Utc.with_ymd_and_hms(2026, 11, 26, 9, 30, 0).unwrap();
-        let data = EventData::JobRoleCreated(JobRoleData {
+        let data = EventData::JobRoleCreated(JobRole {
             id: JobRoleId::new(),
             title: "Nurse".into(),
             weekly_hours: Some(40.0),

@@ -8,4 +8,15 @@
 //! data.
 //!
 //! This module sits below `service`, `cache` and `domain::event`, and imports only
-//! `ids`, `domain` and the entities it reads from.
+//! `ids`, `domain`, `error` and the entities it reads from. Beside each wire form live
+//! its inputs (`NewJobRole`, `JobRolePatch`, ...) and all the code that names its
+//! fields one by one (the row it is read from, the row an input inserts, the columns
+//! a patch sets), so the operations in `service` name no field.
+
+pub mod job_role;
+pub mod location;
+pub mod staff;
+
+pub use job_role::JobRole;
+pub use location::{CreatedLocation, Location};
+pub use staff::StaffMember;

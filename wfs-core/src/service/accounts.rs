@@ -272,7 +272,7 @@ impl Wfs {
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
         let conn = &self.store().enter(conn);
-        use crate::domain::event::{EventData, StaffData};
+        use crate::domain::event::EventData;
         use crate::domain::validate::optional_text;
         use crate::persistence::repo::owned_by;
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
@@ -335,12 +335,8 @@ impl Wfs {
             .await?;
         if let Some(created) = created_member {
             let member = crate::service::staff::StaffMember::from(created);
-            self.emit(
-                conn,
-                company,
-                EventData::StaffCreated(StaffData::from(&member)),
-            )
-            .await?;
+            self.emit(conn, company, EventData::StaffCreated(member))
+                .await?;
         }
         Ok(RestoredAdmin {
             user_id,

@@ -8,47 +8,21 @@ pub use bulk::{
 };
 
 use crate::Wfs;
-use crate::domain::event::{EventData, StaffData};
+use crate::domain::event::EventData;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId, UserId};
+use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
+use crate::resource::staff::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 
-/// A membership as the API shows it: identifiers only, no personal data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StaffMember {
-    /// Membership id (also the workforce resource id).
-    pub membership_id: MembershipId,
-    /// The member's user account.
-    pub user_id: UserId,
-    /// Assigned location.
-    pub branch_id: Option<LocationId>,
-    /// Assigned job role.
-    pub job_role_id: Option<JobRoleId>,
-    /// Super admin, admin or member.
-    pub privilege: Privilege,
-    /// Active or deactivated.
-    pub status: MembershipStatus,
-}
-
-impl From<membership::Model> for StaffMember {
-    fn from(m: membership::Model) -> Self {
-        Self {
-            membership_id: m.id.into(),
-            user_id: m.user_id.into(),
-            branch_id: m.branch_id.map(Into::into),
-            job_role_id: m.job_role_id.map(Into::into),
-            privilege: Privilege::from_code(m.privilege),
-            status: MembershipStatus::from_code(m.status),
-        }
-    }
-}
+/// The staff member's wire form lives in `resource::staff`; this path is kept for hosts.
+pub use crate::resource::staff::StaffMember;
 
 /// Filters of [`Wfs::list_staff`]; the default lists every active member.
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,24 +42,9 @@ impl Wfs {
         company: CompanyId,
         filter: StaffFilter,
     ) -> Result<Vec<StaffMember>> {
-        type Row = (
-            uuid::Uuid,
-            uuid::Uuid,
-            Option<uuid::Uuid>,
-            Option<uuid::Uuid>,
-            i16,
-            i16,
-        );
         let query = owned_by::<membership::Entity>(company)
             .select_only()
-            .columns([
-                membership::Column::Id,
-                membership::Column::UserId,
-                membership::Column::BranchId,
-                membership::Column::JobRoleId,
-                membership::Column::Privilege,
-                membership::Column::Status,
-            ])
+            .columns(COLUMNS)
             .filter(membership::Column::Status.eq(filter.status.code()));
         let query = Some(query)
             .and_then(|q| {
@@ -112,14 +71,7 @@ impl Wfs {
             .all(self.store().conn())
             .await?
             .into_iter()
-            .map(|(id, user, branch, role, privilege, status)| StaffMember {
-                membership_id: id.into(),
-                user_id: user.into(),
-                branch_id: branch.map(Into::into),
-                job_role_id: role.map(Into::into),
-                privilege: Privilege::from_code(privilege),
-                status: MembershipStatus::from_code(status),
-            })
+            .map(StaffMember::from)
             .collect())
     }
 
@@ -186,12 +138,8 @@ impl Wfs {
         };
         if changed {
             self.resource_changed(conn, company, id, v).await?;
-            self.emit(
-                conn,
-                company,
-                EventData::StaffDeactivated(StaffData::from(&deactivated)),
-            )
-            .await?;
+            self.emit(conn, company, EventData::StaffDeactivated(deactivated))
+                .await?;
         }
         Ok(deactivated)
     }

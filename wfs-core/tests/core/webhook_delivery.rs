@@ -421,8 +421,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
             },
         )
         .await
-        .unwrap()
-        .location;
+        .unwrap();
     tx.commit().await.unwrap();
 
     let tx = wfs.begin().await.unwrap();

@@ -159,7 +159,6 @@ async fn create_member(w: &World, email: &str) {
         )
         .await
         .unwrap()
-        .location
         .id;
     let role = w
         .wfs

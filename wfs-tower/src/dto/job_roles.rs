@@ -1,51 +1,14 @@
+//! Job role request bodies. The answers are the core's [`JobRole`], the one wire
+//! form of a job role (its schema derived where it lives).
+
 use super::limits::{Line, Text, Whole};
 use super::{not_null, patched};
 use crate::extract::double_option;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
-use wfs_core::service::job_roles::{JobRole, JobRolePatch, NewJobRole};
+use wfs_core::service::job_roles::{JobRolePatch, NewJobRole};
 
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = JobRole)]
-pub(crate) struct JobRoleResponse {
-    id: String,
-    title: String,
-    /// Expected weekly hours.
-    #[serde(serialize_with = "super::number")]
-    weekly_hours: Option<f64>,
-}
-
-impl From<JobRole> for JobRoleResponse {
-    fn from(r: JobRole) -> Self {
-        Self {
-            id: r.id.to_string(),
-            title: r.title,
-            weekly_hours: r.weekly_hours,
-        }
-    }
-}
-
-/// [`JobRoleResponse`] serialized straight from the core's (cached) roles, without
-/// copying them: the list is the hottest read.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct JobRoleItem<'a> {
-    id: wfs_core::JobRoleId,
-    title: &'a str,
-    #[serde(serialize_with = "super::number")]
-    weekly_hours: Option<f64>,
-}
-
-impl<'a> From<&'a JobRole> for JobRoleItem<'a> {
-    fn from(r: &'a JobRole) -> Self {
-        Self {
-            id: r.id,
-            title: &r.title,
-            weekly_hours: r.weekly_hours,
-        }
-    }
-}
+pub(crate) use wfs_core::resource::JobRole;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -1,82 +1,15 @@
-//! Location wire types. Reads carry no address and no zip code.
+//! Location request bodies. The answers are the core's [`Location`] (the list, PATCH
+//! and the webhooks) and [`CreatedLocation`] (POST): one wire form each, their
+//! schemas derived where they live. Reads carry no address and no zip code.
 
 use super::limits::{Line, Text};
 use super::{not_null, patched};
 use crate::extract::double_option;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
-use wfs_core::service::locations::{CreatedLocation, Location, LocationPatch, NewLocation};
+use wfs_core::service::locations::{LocationPatch, NewLocation};
 
-/// A location as listed, and as PATCH answers it.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Location)]
-pub(crate) struct LocationResponse {
-    id: String,
-    name: String,
-    /// The `cityId` given at creation or in a patch.
-    city: Option<String>,
-    /// The `stateId` given at creation or in a patch.
-    state: Option<String>,
-    #[serde(serialize_with = "super::number")]
-    latitude: Option<f64>,
-    #[serde(serialize_with = "super::number")]
-    longitude: Option<f64>,
-    /// UI color code.
-    hexcode: String,
-    /// Short abbreviation, typically 2 characters.
-    symbol: String,
-    /// Whether GPS-based clock-in is enabled.
-    location_detection_enabled: bool,
-}
-
-impl From<Location> for LocationResponse {
-    fn from(l: Location) -> Self {
-        Self {
-            id: l.id.to_string(),
-            name: l.name,
-            city: l.city,
-            state: l.state,
-            latitude: l.latitude,
-            longitude: l.longitude,
-            hexcode: l.hexcode,
-            symbol: l.symbol,
-            location_detection_enabled: l.location_detection_enabled,
-        }
-    }
-}
-
-/// The creation answer: `{id, name, address, latitude, longitude, hexcode, symbol}`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = CreatedLocation)]
-pub(crate) struct CreatedLocationResponse {
-    id: String,
-    name: String,
-    /// Empty when not supplied.
-    address: String,
-    #[serde(serialize_with = "super::number")]
-    latitude: Option<f64>,
-    #[serde(serialize_with = "super::number")]
-    longitude: Option<f64>,
-    hexcode: String,
-    symbol: String,
-}
-
-impl From<CreatedLocation> for CreatedLocationResponse {
-    fn from(c: CreatedLocation) -> Self {
-        let l = c.location;
-        Self {
-            id: l.id.to_string(),
-            name: l.name,
-            address: c.address,
-            latitude: l.latitude,
-            longitude: l.longitude,
-            hexcode: l.hexcode,
-            symbol: l.symbol,
-        }
-    }
-}
+pub(crate) use wfs_core::resource::{CreatedLocation, Location};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

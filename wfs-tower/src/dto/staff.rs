@@ -7,41 +7,12 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::staff::{
-    BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff, StaffMember,
-};
+use wfs_core::service::staff::{BULK_MAX_ITEMS, BulkStaffReport, NewStaffMember, RejectedStaff};
 use wfs_core::{JobRoleRef, Ref};
 
-/// A staff member as listed.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = StaffMember)]
-pub(crate) struct StaffMemberResponse {
-    /// Membership ID; also the `staff_resource_id` of the workforce feed.
-    membership_id: String,
-    user_id: String,
-    branch_id: Option<String>,
-    job_role_id: Option<String>,
-    /// 1 = Super Admin, 2 = Admin, 3 = Member.
-    #[schema(minimum = 1, maximum = 3)]
-    privilege: i16,
-    /// 1 = active; 0 = deactivated.
-    #[schema(minimum = 0, maximum = 1)]
-    status: i16,
-}
-
-impl From<StaffMember> for StaffMemberResponse {
-    fn from(m: StaffMember) -> Self {
-        Self {
-            membership_id: m.membership_id.to_string(),
-            user_id: m.user_id.to_string(),
-            branch_id: m.branch_id.map(|id| id.to_string()),
-            job_role_id: m.job_role_id.map(|id| id.to_string()),
-            privilege: m.privilege.code(),
-            status: m.status.code(),
-        }
-    }
-}
+/// A staff member as listed: the core's wire form (identifiers only), its schema
+/// derived where it lives.
+pub(crate) use wfs_core::resource::StaffMember;
 
 /// `GET /staff` query: raw, so a malformed id can match nothing instead of failing.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -62,8 +33,7 @@ pub(crate) struct StaffQuery {
 /// One bulk item with the JSON types the spec gives; the core checks the values.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = BulkStaffItem)]
-pub(crate) struct BulkStaffItemRequest {
+pub(crate) struct BulkStaffItem {
     #[schema(value_type = String, min_length = 1, max_length = 100)]
     first_name: Line,
     #[schema(value_type = String, min_length = 1, max_length = 100)]
@@ -177,7 +147,7 @@ pub(crate) fn bulk_items(body: &[u8]) -> Result<Vec<&RawValue>, ApiError> {
 
 /// Reads one item; an item of the wrong shape becomes a rejection naming the field,
 /// so it is reported in `err` like any other invalid item.
-pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
+pub(crate) fn bulk_item(item: &RawValue) -> wfs_core::service::staff::BulkStaffItem {
     let reject = |reason: String| {
         let names: EchoedNames = serde_json::from_str(item.get()).unwrap_or_default();
         RejectedStaff {
@@ -191,7 +161,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
         return Err(reject("each staff member must be a JSON object".into()));
     }
     let de = &mut serde_json::Deserializer::from_str(item.get());
-    match serde_path_to_error::deserialize::<_, BulkStaffItemRequest>(de) {
+    match serde_path_to_error::deserialize::<_, BulkStaffItem>(de) {
         Ok(r) => Ok(NewStaffMember {
             first_name: r.first_name.into(),
             last_name: r.last_name.into(),
@@ -217,8 +187,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> BulkStaffItem {
 
 /// The bulk result: `{message, success, failed, total, err}`.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(as = BulkStaffResult)]
-pub(crate) struct BulkStaffResponse {
+pub(crate) struct BulkStaffResult {
     /// Status message.
     message: String,
     /// Members created.
@@ -246,7 +215,7 @@ struct BulkStaffFailure {
     reason: String,
 }
 
-impl From<BulkStaffReport> for BulkStaffResponse {
+impl From<BulkStaffReport> for BulkStaffResult {
     fn from(r: BulkStaffReport) -> Self {
         let success = r.created.len();
         Self {

@@ -27,13 +27,12 @@ pub(crate) static ROUTES: [Entry; 4] = [
 /// The company's job roles that are not deleted, ordered alphabetically by title
 /// (case-insensitive; ties by the exact title, then id).
 #[utoipa::path(get, path = "/external/v1/job-roles", tag = "Job roles",
-    responses((status = 200, description = "The job roles", body = [JobRoleResponse])))]
+    responses((status = 200, description = "The job roles", body = [JobRole])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
-    Reply::json(
-        StatusCode::OK,
-        &roles.iter().map(JobRoleItem::from).collect::<Vec<_>>(),
-    )
+    // The cached roles themselves: the hottest read copies nothing.
+    let roles: &[JobRole] = &roles;
+    Reply::json(StatusCode::OK, &roles)
 }
 
 /// Create a job role
@@ -42,7 +41,7 @@ pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(post, path = "/external/v1/job-roles", tag = "Job roles",
     request_body = CreateJobRoleRequest,
     responses(
-        (status = 201, description = "The created job role", body = JobRoleResponse),
+        (status = 201, description = "The created job role", body = JobRole),
         (status = 400, description = "Malformed JSON or an invalid field (the message names it)", body = ErrorBody),
     ))]
 pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -51,7 +50,7 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_job_role(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Reply::json(StatusCode::CREATED, &JobRoleResponse::from(role))
+    Reply::json(StatusCode::CREATED, &role)
 }
 
 /// Update a job role
@@ -64,7 +63,7 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     params(("id" = String, Path, description = "Job role ID")),
     request_body = UpdateJobRoleRequest,
     responses(
-        (status = 200, description = "The updated job role", body = JobRoleResponse),
+        (status = 200, description = "The updated job role", body = JobRole),
         (status = 400, description = "Malformed JSON, an unknown or invalid field, or an empty patch", body = ErrorBody),
         (status = 404, description = "`Job role not found` (unknown, deleted or another company's)", body = ErrorBody),
     ))]
@@ -76,7 +75,7 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .update_job_role(ctx.tx()?, ctx.key()?.company_id, id, patch)
         .await?;
-    Reply::json(StatusCode::OK, &JobRoleResponse::from(role))
+    Reply::json(StatusCode::OK, &role)
 }
 
 /// Delete a job role

@@ -25,16 +25,10 @@ pub(crate) static ROUTES: [Entry; 3] = [
 /// Ordered alphabetically by name (case-insensitive). Address and zip code are
 /// omitted from reads.
 #[utoipa::path(get, path = "/external/v1/locations", tag = "Locations",
-    responses((status = 200, description = "The locations (branches)", body = [LocationResponse])))]
+    responses((status = 200, description = "The locations (branches)", body = [Location])))]
 pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let locations = ctx.wfs.list_locations(ctx.key()?.company_id).await?;
-    Reply::json(
-        StatusCode::OK,
-        &locations
-            .into_iter()
-            .map(LocationResponse::from)
-            .collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &locations)
 }
 
 /// Create a location
@@ -43,7 +37,7 @@ pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(post, path = "/external/v1/locations", tag = "Locations",
     request_body = CreateLocationRequest,
     responses(
-        (status = 201, description = "The created location; `address` is an empty string and the coordinates null when not supplied", body = CreatedLocationResponse),
+        (status = 201, description = "The created location; `address` is an empty string and the coordinates null when not supplied", body = CreatedLocation),
         (status = 400, description = "Malformed JSON or an invalid field (the message names it)", body = ErrorBody),
     ))]
 pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -52,7 +46,7 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_location(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Reply::json(StatusCode::CREATED, &CreatedLocationResponse::from(created))
+    Reply::json(StatusCode::CREATED, &created)
 }
 
 /// Update a location
@@ -64,7 +58,7 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     params(("id" = String, Path, description = "Location ID")),
     request_body = UpdateLocationRequest,
     responses(
-        (status = 200, description = "The updated location", body = LocationResponse),
+        (status = 200, description = "The updated location", body = Location),
         (status = 400, description = "Malformed JSON, an unknown or invalid field, or an empty patch", body = ErrorBody),
         (status = 404, description = "`Location not found`", body = ErrorBody),
     ))]
@@ -76,5 +70,5 @@ pub(crate) async fn update_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .update_location(ctx.tx()?, ctx.key()?.company_id, id, patch)
         .await?;
-    Reply::json(StatusCode::OK, &LocationResponse::from(location))
+    Reply::json(StatusCode::OK, &location)
 }

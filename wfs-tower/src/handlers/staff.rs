@@ -35,7 +35,7 @@ pub(crate) static ROUTES: [Entry; 3] = [
 #[utoipa::path(get, path = "/external/v1/staff", tag = "Staff",
     params(StaffQuery),
     responses(
-        (status = 200, description = "The staff members", body = [StaffMemberResponse]),
+        (status = 200, description = "The staff members", body = [StaffMember]),
         (status = 400, description = "`status` is not 0 or 1", body = ErrorBody),
     ))]
 pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -52,13 +52,7 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         status,
     };
     let staff = ctx.wfs.list_staff(ctx.key()?.company_id, filter).await?;
-    Reply::json(
-        StatusCode::OK,
-        &staff
-            .into_iter()
-            .map(StaffMemberResponse::from)
-            .collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &staff)
 }
 
 /// Deactivate a staff member
@@ -87,9 +81,9 @@ pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// with a user account, an assignment to company, branch and job role, and a welcome
 /// email.
 #[utoipa::path(post, path = "/external/v1/staff/bulk", tag = "Staff",
-    request_body(content = Vec<BulkStaffItemRequest>, description = "1 to 1000 staff members", content_type = "application/json"),
+    request_body(content = Vec<BulkStaffItem>, description = "1 to 1000 staff members", content_type = "application/json"),
     responses(
-        (status = 200, description = "The report, also when every item failed", body = BulkStaffResponse),
+        (status = 200, description = "The report, also when every item failed", body = BulkStaffResult),
         (status = 400, description = "The body is not a JSON array, is empty, or has more than 1000 items", body = ErrorBody),
     ))]
 pub(crate) async fn bulk_create_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -98,5 +92,5 @@ pub(crate) async fn bulk_create_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
         .wfs
         .bulk_create_staff(ctx.tx()?, ctx.key()?.company_id, items)
         .await?;
-    Reply::json(StatusCode::OK, &BulkStaffResponse::from(report))
+    Reply::json(StatusCode::OK, &BulkStaffResult::from(report))
 }

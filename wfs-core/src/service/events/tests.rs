@@ -63,7 +63,7 @@ async fn next_title(stream: &mut EventStream) -> String {
 /// Writes a `job_role.created` row as PostgreSQL leaves it at commit: with the
 /// given id and no number.
 async fn unnumbered_event(wfs: &Wfs, company: CompanyId, id: Uuid, title: &str) {
-    let data = EventData::JobRoleCreated(crate::domain::event::JobRoleData {
+    let data = EventData::JobRoleCreated(crate::resource::JobRole {
         id: crate::ids::JobRoleId::new(),
         title: title.into(),
         weekly_hours: None,

@@ -6,10 +6,7 @@
 //! API tests compare the two), and like them it carries no personal data.
 
 use crate::Wfs;
-use crate::domain::event::{
-    BranchRef, EventData, EventType, JobRoleData, JobRoleRef, LocationData, ShiftData, SlotData,
-    StaffData,
-};
+use crate::domain::event::{BranchRef, EventData, EventType, JobRoleRef, ShiftData, SlotData};
 use crate::domain::webhook::{DeliveryStatus, Subscription};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
@@ -18,10 +15,7 @@ use crate::persistence::changes::Topic;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint};
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql;
-use crate::service::job_roles::JobRole;
-use crate::service::locations::Location;
 use crate::service::shifts::{Shift, Slot};
-use crate::service::staff::StaffMember;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sea_orm::{ColumnTrait, QueryFilter, QuerySelect, Set};
 use serde::Serialize;
@@ -78,45 +72,6 @@ impl From<&Slot> for SlotData {
                 id: m.job_role_id,
                 title: s.job_role_title.clone(),
             },
-        }
-    }
-}
-
-impl From<&StaffMember> for StaffData {
-    fn from(m: &StaffMember) -> Self {
-        Self {
-            membership_id: m.membership_id,
-            user_id: m.user_id,
-            branch_id: m.branch_id,
-            job_role_id: m.job_role_id,
-            privilege: m.privilege.code(),
-            status: m.status.code(),
-        }
-    }
-}
-
-impl From<&JobRole> for JobRoleData {
-    fn from(r: &JobRole) -> Self {
-        Self {
-            id: r.id,
-            title: r.title.clone(),
-            weekly_hours: r.weekly_hours,
-        }
-    }
-}
-
-impl From<&Location> for LocationData {
-    fn from(l: &Location) -> Self {
-        Self {
-            id: l.id,
-            name: l.name.clone(),
-            city: l.city.clone(),
-            state: l.state.clone(),
-            latitude: l.latitude,
-            longitude: l.longitude,
-            hexcode: l.hexcode.clone(),
-            symbol: l.symbol.clone(),
-            location_detection_enabled: l.location_detection_enabled,
         }
     }
 }
