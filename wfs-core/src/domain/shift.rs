@@ -63,6 +63,36 @@ impl ShiftStatus {
     }
 }
 
+/// How many live shifts a slot allows on one date (`maxStaffRequired`): 1 to 10000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity(i32);
+
+impl Capacity {
+    /// Checks a requested capacity; the error names `field`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] outside 1 to 10000.
+    pub fn new(field: &str, value: i64) -> Result<Self> {
+        i32::try_from(value)
+            .ok()
+            .filter(|n| (1..=10_000).contains(n))
+            .map(Self)
+            .ok_or_else(|| Error::invalid_field(field, "must be between 1 and 10000"))
+    }
+
+    /// The number of places.
+    pub fn get(self) -> i32 {
+        self.0
+    }
+}
+
+/// One place.
+impl Default for Capacity {
+    fn default() -> Self {
+        Self(1)
+    }
+}
+
 impl fmt::Display for ShiftStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -9,3 +9,8 @@
 //!
 //! This module sits below `service`, `cache` and `domain::event`, and imports only
 //! `ids`, `domain` and the entities it reads from.
+
+pub mod schedule;
+pub mod shift;
+pub mod slot;
+pub mod workforce;

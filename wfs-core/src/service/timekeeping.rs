@@ -16,14 +16,15 @@
 //! ```
 
 use crate::Wfs;
-use crate::domain::event::{EventData, ShiftData};
+use crate::domain::event::EventData;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId, ShiftId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{overtime_record, shift};
-use crate::service::shifts::{Shift, find_shift};
+use crate::resource::shift::Shift;
+use crate::service::shifts::find_shift;
 use crate::service::staff::find_member;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
@@ -167,12 +168,8 @@ impl Wfs {
         active: shift::ActiveModel,
     ) -> Result<Shift> {
         let shift = Shift::from(active.update(conn).await?);
-        self.emit(
-            conn,
-            company,
-            EventData::ShiftUpdated(ShiftData::from(&shift)),
-        )
-        .await?;
+        self.emit(conn, company, EventData::ShiftUpdated(shift.clone()))
+            .await?;
         Ok(shift)
     }
 }
