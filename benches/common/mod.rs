@@ -5,12 +5,12 @@
 
 use chrono::NaiveDate;
 use uuid::Uuid;
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::{IssuedKey, NewApiKey};
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::service::locations::NewLocation;
-use wfs_core::domain::shift::Capacity;
-use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::service::shifts::NewShiftSlot;
 use wfs_core::{AdminPrincipal, CompanyId, JobRoleId, LocationId, Store, StoreOptions, Wfs};
 

@@ -8,7 +8,7 @@
 //! generous deadline; no assertion rests on a fixed sleep.
 
 use bytes::Bytes;
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use http::HeaderMap;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
@@ -20,13 +20,13 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::domain::webhook::{DeliveryStatus, DisabledReason, EventType, RetrySchedule};
 use wfs_core::sea_orm::{ConnectionTrait, Database};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::job_roles::{JobRolePatch, NewJobRole};
 use wfs_core::service::locations::{LocationPatch, NewLocation};
-use wfs_core::domain::shift::Capacity;
-use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::service::shifts::{Assignee, Booking, NewShiftSlot};
 use wfs_core::service::staff::NewStaffMember;
 use wfs_core::service::webhooks::worker::Worker;

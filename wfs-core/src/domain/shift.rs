@@ -132,6 +132,24 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn a_capacity_is_one_to_ten_thousand_places() {
+        assert_eq!(Capacity::new("maxStaffRequired", 1).unwrap().get(), 1);
+        assert_eq!(
+            Capacity::new("maxStaffRequired", 10_000).unwrap().get(),
+            10_000
+        );
+        for bad in [0, -1, 10_001, i64::from(i32::MAX) + 1] {
+            assert_eq!(
+                Capacity::new("maxStaffRequired", bad)
+                    .unwrap_err()
+                    .to_string(),
+                "maxStaffRequired must be between 1 and 10000",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn statuses_round_trip_and_cancel_once() {
         for s in [
             ShiftStatus::Pending,

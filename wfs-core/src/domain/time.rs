@@ -287,6 +287,12 @@ mod tests {
         assert_eq!(day_of_week(date("2026-11-21")), 6, "a Saturday");
         assert!(parse_day_of_week("dayOfWeek", 7).is_err());
         assert!(parse_day_of_week("dayOfWeek", -1).is_err());
+        assert_eq!(parse_day_of_week("dayOfWeek", 6).unwrap().number(), 6);
+        assert_eq!(
+            DayOfWeek::of(date("2026-11-23")).to_string(),
+            "1",
+            "a Monday"
+        );
         assert!(parse_zone("timeZone", "Mars/Olympus").is_err());
         assert!(parse_zone("timeZone", "America/New_York").is_ok());
     }

@@ -46,10 +46,16 @@ pub struct ShiftSlot {
     #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub id: SlotId,
     /// `HH:mm`, wall-clock time in `timeZone`.
-    #[cfg_attr(feature = "openapi", schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")
+    )]
     pub start_time: String,
     /// `HH:mm`, wall-clock time in `timeZone`; not after `startTime` means the next day.
-    #[cfg_attr(feature = "openapi", schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00"))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")
+    )]
     pub end_time: String,
     /// 0 = Sunday ... 6 = Saturday.
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 6))]
@@ -87,7 +93,11 @@ fn whole_hours<S: Serializer>(hours: &f64, s: S) -> Result<S::Ok, S::Error> {
 
 impl ShiftSlot {
     /// The slot of a stored row, its location and role named.
-    pub(crate) fn from_row(m: shift_slot::Model, branch_name: String, job_role_title: String) -> Self {
+    pub(crate) fn from_row(
+        m: shift_slot::Model,
+        branch_name: String,
+        job_role_title: String,
+    ) -> Self {
         Self {
             id: m.id.into(),
             start_time: m.start_time,

@@ -20,7 +20,7 @@ use crate::domain::event::EventData;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, MembershipId, ShiftId};
+use crate::ids::{CompanyId, MembershipId, OvertimeId, ShiftId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{overtime_record, shift};
 use crate::resource::shift::Shift;
@@ -132,7 +132,7 @@ impl Wfs {
         member: MembershipId,
         worked_on: NaiveDate,
         hours: f64,
-    ) -> Result<Uuid> {
+    ) -> Result<OvertimeId> {
         let conn = &self.store().enter(conn);
         let hours = number_in("hours", hours, 0.0, 24.0)?;
         if hours == 0.0 {
@@ -155,7 +155,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        Ok(id)
+        Ok(id.into())
     }
 }
 

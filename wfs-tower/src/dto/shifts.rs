@@ -178,3 +178,78 @@ impl TryFrom<BookRequest> for Booking {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// A valid `POST /shifts/slots` body with `changes` applied, made into the input.
+    fn slot(changes: Value) -> Result<NewShiftSlot, wfs_core::Error> {
+        let mut body = json!({
+            "branchId": "b", "jobRoleId": "r", "startTime": "22:00", "endTime": "06:00",
+            "bookDate": "2026-12-07", "dayOfWeek": 1, "maxStaffRequired": 2,
+            "timeZone": "Europe/Berlin", "shiftName": "Night", "shiftColor": "#FFF",
+            "openShift": false, "isOncall": true, "unpaidBreak": 30,
+        });
+        for (field, value) in changes.as_object().unwrap() {
+            body[field] = value.clone();
+        }
+        NewShiftSlot::try_from(serde_json::from_value::<CreateSlotRequest>(body).unwrap())
+    }
+
+    #[test]
+    fn a_slot_body_becomes_typed_values() {
+        let input = slot(json!({})).unwrap();
+        assert_eq!(input.start_time.to_string(), "22:00");
+        assert_eq!(input.book_date.to_string(), "2026-12-07");
+        assert_eq!(input.day_of_week.number(), 1);
+        assert_eq!(input.max_staff_required.get(), 2);
+        assert_eq!(input.time_zone.name(), "Europe/Berlin");
+    }
+
+    #[test]
+    fn the_first_bad_slot_field_is_reported_in_the_order_the_api_checks_them() {
+        let message = |changes| slot(changes).unwrap_err().to_string();
+        let bad = json!({
+            "startTime": "24:00", "endTime": "6:00", "bookDate": "2026-13-01",
+            "dayOfWeek": 7, "maxStaffRequired": 0, "timeZone": "Mars/Olympus",
+        });
+        let order = [
+            "startTime",
+            "endTime",
+            "bookDate",
+            "dayOfWeek",
+            "maxStaffRequired",
+            "timeZone",
+        ];
+        for (i, field) in order.iter().enumerate() {
+            let changes: serde_json::Map<String, Value> = order[i..]
+                .iter()
+                .map(|f| ((*f).to_owned(), bad[f].clone()))
+                .collect();
+            assert!(
+                message(Value::Object(changes)).starts_with(&format!("{field} ")),
+                "{field} first"
+            );
+        }
+        assert_eq!(
+            message(json!({"maxStaffRequired": 10_001})),
+            "maxStaffRequired must be between 1 and 10000"
+        );
+    }
+
+    #[test]
+    fn a_booking_date_is_parsed_at_the_edge() {
+        let body = |date: &str| json!({"slotId": "s", "date": date});
+        let parse = |v| Booking::try_from(serde_json::from_value::<BookRequest>(v).unwrap());
+        assert_eq!(
+            parse(body("2026-12-07")).unwrap().date.to_string(),
+            "2026-12-07"
+        );
+        assert_eq!(
+            parse(body("07.12.2026")).unwrap_err().to_string(),
+            "date must be a date YYYY-MM-DD (got '07.12.2026')"
+        );
+    }
+}
