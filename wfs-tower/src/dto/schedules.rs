@@ -1,4 +1,6 @@
-//! Schedules, hours and overtime on the wire.
+//! The queries of schedules, hours and overtime. Their answers are the core's
+//! [`Shift`](wfs_core::resource::shift::Shift), [`HoursDay`](wfs_core::resource::schedule::HoursDay)
+//! and [`OvertimeEntry`](wfs_core::resource::schedule::OvertimeEntry).
 
 use super::limits::{IdList, Line};
 use serde::Deserialize;

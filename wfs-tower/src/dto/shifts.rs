@@ -1,4 +1,6 @@
-//! Shift slots and shift records on the wire.
+//! Shift slots and bookings on the wire: the request bodies, parsed here into the
+//! core's typed inputs, and the two answers without a core type of their own. A shift
+//! and a slot are answered as [`Shift`] and [`ShiftSlot`] themselves.
 
 use super::limits::{Bounded, Line, Text, Whole};
 use serde::{Deserialize, Serialize};
