@@ -5,6 +5,8 @@
 
 use chrono::NaiveDate;
 use uuid::Uuid;
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::{IssuedKey, NewApiKey};
 use wfs_core::service::job_roles::NewJobRole;
@@ -121,12 +123,12 @@ impl Fixture {
         let slot = NewShiftSlot {
             branch_id: self.location.into(),
             job_role_id: self.role.into(),
-            start_time: "08:00".into(),
-            end_time: "16:00".into(),
-            book_date: date.format("%Y-%m-%d").to_string(),
-            day_of_week: i64::from(wfs_core::domain::time::day_of_week(date)),
-            max_staff_required: 1,
-            time_zone: "UTC".into(),
+            start_time: HhMm::parse("startTime", "08:00").unwrap(),
+            end_time: HhMm::parse("endTime", "16:00").unwrap(),
+            book_date: date,
+            day_of_week: DayOfWeek::of(date),
+            max_staff_required: Capacity::new("maxStaffRequired", 1).unwrap(),
+            time_zone: time::parse_zone("timeZone", "UTC").unwrap(),
             shift_name: "S".into(),
             shift_color: "#000".into(),
             ..Default::default()
@@ -138,6 +140,6 @@ impl Fixture {
             .await
             .unwrap();
         tx.commit().await.unwrap();
-        slot.slot.id.into()
+        slot.id.into()
     }
 }

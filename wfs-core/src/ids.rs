@@ -83,6 +83,8 @@ id_type! {
     SkillSetId,
     /// An unavailability interval of a member.
     UnavailabilityId,
+    /// An approved overtime record of a member.
+    OvertimeId,
     /// A webhook endpoint of a company.
     WebhookEndpointId,
     /// One event's delivery to one webhook endpoint.

@@ -6,6 +6,8 @@
 
 use chrono::{Datelike, Duration, NaiveDate};
 use wfs_core::domain::scope::Scope;
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, HhMm};
 use wfs_core::persistence::entity::{membership, user};
 use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
@@ -314,12 +316,12 @@ impl Demo<'_> {
                         let input = NewShiftSlot {
                             branch_id: (*location).into(),
                             job_role_id: (*role).into(),
-                            start_time: (*start).into(),
-                            end_time: (*end).into(),
-                            book_date: book_date.format("%Y-%m-%d").to_string(),
-                            day_of_week: i64::from(day),
-                            max_staff_required: 3,
-                            time_zone: ZONE.into(),
+                            start_time: HhMm::parse("startTime", start)?,
+                            end_time: HhMm::parse("endTime", end)?,
+                            book_date,
+                            day_of_week: time::parse_day_of_week("dayOfWeek", i64::from(day))?,
+                            max_staff_required: Capacity::new("maxStaffRequired", 3)?,
+                            time_zone: time::parse_zone("timeZone", ZONE)?,
                             shift_name: (*name).into(),
                             shift_color: "#2E86DE".into(),
                             open_shift: false,
@@ -332,7 +334,7 @@ impl Demo<'_> {
                             .wfs
                             .create_shift_slot(self.conn, self.company, input)
                             .await?;
-                        slots.push((slot.slot.id, l, r, day));
+                        slots.push((slot.id, l, r, day));
                     }
                 }
             }
@@ -366,7 +368,7 @@ impl Demo<'_> {
                 let pick = pool[dice.roll(pool.len() as u64) as usize];
                 let booking = Booking {
                     slot_id: (*slot).into(),
-                    date: date.format("%Y-%m-%d").to_string(),
+                    date,
                     assignees: vec![Assignee {
                         user_id: pick.user_id.into(),
                     }],

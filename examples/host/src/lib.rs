@@ -245,7 +245,7 @@ impl Host {
                 company,
                 Booking {
                     slot_id: Ref::parse(&order.slot_id),
-                    date: order.date,
+                    date: wfs_core::domain::time::parse_date("date", &order.date)?,
                     ..Booking::default()
                 },
             )

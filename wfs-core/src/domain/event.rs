@@ -13,12 +13,15 @@
 //!
 //! Every payload has exactly the fields the webhook body's `data` has, in the
 //! representation the read routes use (ids as UUID strings, timestamps as RFC 3339),
-//! and none carries personal data. The staff, job-role and location payloads are those
-//! resources' wire forms themselves ([`crate::resource`]): what the routes answer.
+//! and none carries personal data. Where the payload is a resource's wire form (the staff
+//! member, the job role, the location, the shift, the slot, the tombstone), the catalogue
+//! carries that type of [`crate::resource`] itself: the webhook and the read route share
+//! one struct.
 
-use crate::domain::json::whole_number;
-use crate::domain::shift::ShiftStatus;
-use crate::ids::{JobRoleId, LocationId, MembershipId, ShiftId, SlotId, UserId, WebhookEndpointId};
+use crate::ids::{MembershipId, WebhookEndpointId};
+use crate::resource::shift::Shift;
+use crate::resource::slot::ShiftSlot;
+use crate::resource::workforce::WorkforceTombstone;
 use crate::resource::{JobRole, Location, StaffMember};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -71,15 +74,15 @@ catalogue! {
     /// `workforce.resource.updated`: a membership's `resource_version` rose.
     ResourceUpdated => "workforce.resource.updated" (ResourceData),
     /// `workforce.resource.deleted`: a membership was deleted; its tombstone.
-    ResourceDeleted => "workforce.resource.deleted" (TombstoneData),
+    ResourceDeleted => "workforce.resource.deleted" (WorkforceTombstone),
     /// `shift_slot.created`: `POST /shifts/slots`; the slot as `GET /shifts` lists it.
-    SlotCreated => "shift_slot.created" (SlotData),
+    SlotCreated => "shift_slot.created" (ShiftSlot),
     /// `shift.created`: a shift was created (slot creation, booking).
-    ShiftCreated => "shift.created" (ShiftData),
+    ShiftCreated => "shift.created" (Shift),
     /// `shift.updated`: an open place was assigned; clock-in, clock-out or breaks.
-    ShiftUpdated => "shift.updated" (ShiftData),
+    ShiftUpdated => "shift.updated" (Shift),
     /// `shift.cancelled`: `DELETE /shifts/{id}`.
-    ShiftCancelled => "shift.cancelled" (ShiftData),
+    ShiftCancelled => "shift.cancelled" (Shift),
     /// `staff.created`: each member created by bulk (and a company's first admin).
     StaffCreated => "staff.created" (StaffMember),
     /// `staff.deactivated`: `DELETE /staff/{id}` that changed the status.
@@ -111,7 +114,9 @@ impl fmt::Display for EventType {
     }
 }
 
-/// `workforce.resource.updated` (snake_case, like the workforce feed).
+/// `workforce.resource.updated` (snake_case, like the workforce feed): a notification
+/// that the resource changed, not the resource (`webhooks.md` fixes these three
+/// fields), so a receiver fetches the resource when it needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceData {
     /// The membership (workforce resource) id.
@@ -120,100 +125,6 @@ pub struct ResourceData {
     pub resource_version: i64,
     /// When it changed.
     pub updated_at: DateTime<Utc>,
-}
-
-/// `workforce.resource.deleted`: the tombstone (snake_case).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TombstoneData {
-    /// The deleted membership's id.
-    pub staff_resource_id: MembershipId,
-    /// Always `true`.
-    pub deleted: bool,
-    /// The company's resource version at the deletion.
-    pub resource_version: i64,
-    /// When it was deleted.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// `shift.*`: the shift record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ShiftData {
-    /// The shift.
-    pub id: ShiftId,
-    /// Its slot.
-    pub slot_id: SlotId,
-    /// The slot's location.
-    pub branch_id: LocationId,
-    /// The assignee, if any.
-    pub user_id: Option<UserId>,
-    /// `pending` (an open place), `confirmed` or `cancelled`.
-    pub status: ShiftStatus,
-    /// Scheduled start.
-    pub start: DateTime<Utc>,
-    /// Scheduled end.
-    pub end: DateTime<Utc>,
-    /// Actual clock-in.
-    pub clocked_in: Option<DateTime<Utc>>,
-    /// Actual clock-out.
-    pub clocked_out: Option<DateTime<Utc>>,
-    /// Recorded breaks, minutes.
-    pub total_break_time: i32,
-}
-
-/// A location named in a slot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BranchRef {
-    /// The location.
-    pub id: LocationId,
-    /// Its name.
-    pub name: String,
-}
-
-/// A job role named in a slot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobRoleRef {
-    /// The role.
-    pub id: JobRoleId,
-    /// Its title.
-    pub title: String,
-}
-
-/// `shift_slot.created`: the slot as `GET /shifts` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SlotData {
-    /// The slot.
-    pub id: SlotId,
-    /// `HH:MM`, in the slot's time zone.
-    pub start_time: String,
-    /// `HH:MM`, in the slot's time zone.
-    pub end_time: String,
-    /// 0 (Sunday) to 6.
-    pub day_of_week: i16,
-    /// Places.
-    pub max_staff_required: i32,
-    /// IANA time zone.
-    pub time_zone: String,
-    /// Paid hours of one shift.
-    #[serde(serialize_with = "whole_number")]
-    pub hours: Option<f64>,
-    /// Display name.
-    pub shift_name: String,
-    /// Display colour.
-    pub shift_color: String,
-    /// Whether places are open for booking.
-    pub open_shift: bool,
-    /// On call.
-    pub is_oncall: bool,
-    /// Unpaid break, minutes.
-    pub unpaid_break: i32,
-    /// Whether shifts may be swapped.
-    pub swappable: bool,
-    /// Its location.
-    pub branch: BranchRef,
-    /// Its job role.
-    pub job_role: JobRoleRef,
 }
 
 /// `webhook.test`: `{ endpointId }`.
@@ -253,7 +164,7 @@ mod tests {
         assert!(json.get("JobRoleCreated").is_none());
         assert_eq!(EventData::from_json(data.event_type(), json).unwrap(), data);
 
-        let tombstone = EventData::ResourceDeleted(TombstoneData {
+        let tombstone = EventData::ResourceDeleted(WorkforceTombstone {
             staff_resource_id: MembershipId::new(),
             deleted: true,
             resource_version: 7,

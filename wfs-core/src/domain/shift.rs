@@ -63,6 +63,36 @@ impl ShiftStatus {
     }
 }
 
+/// How many live shifts a slot allows on one date (`maxStaffRequired`): 1 to 10000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity(i32);
+
+impl Capacity {
+    /// Checks a requested capacity; the error names `field`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] outside 1 to 10000.
+    pub fn new(field: &str, value: i64) -> Result<Self> {
+        i32::try_from(value)
+            .ok()
+            .filter(|n| (1..=10_000).contains(n))
+            .map(Self)
+            .ok_or_else(|| Error::invalid_field(field, "must be between 1 and 10000"))
+    }
+
+    /// The number of places.
+    pub fn get(self) -> i32 {
+        self.0
+    }
+}
+
+/// One place.
+impl Default for Capacity {
+    fn default() -> Self {
+        Self(1)
+    }
+}
+
 impl fmt::Display for ShiftStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -100,6 +130,24 @@ pub fn place(max_staff: usize, live: usize, open: usize, assignees: usize) -> Re
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_capacity_is_one_to_ten_thousand_places() {
+        assert_eq!(Capacity::new("maxStaffRequired", 1).unwrap().get(), 1);
+        assert_eq!(
+            Capacity::new("maxStaffRequired", 10_000).unwrap().get(),
+            10_000
+        );
+        for bad in [0, -1, 10_001, i64::from(i32::MAX) + 1] {
+            assert_eq!(
+                Capacity::new("maxStaffRequired", bad)
+                    .unwrap_err()
+                    .to_string(),
+                "maxStaffRequired must be between 1 and 10000",
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn statuses_round_trip_and_cancel_once() {

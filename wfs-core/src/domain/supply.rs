@@ -3,8 +3,12 @@
 use crate::domain::membership::MembershipStatus;
 use chrono::{DateTime, Utc};
 
-/// What a member's supply looks like at an instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Workforce state at `supply_status_as_of`, by precedence: `inactive` (membership
+/// deactivated), `unavailable` (inside unavailability), `on_duty` (inside an assigned
+/// non-cancelled shift), else `off_duty`. It does not mean an appointment is bookable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum SupplyStatus {
     /// The membership is deactivated.
     Inactive,

@@ -17,8 +17,8 @@ use chrono::{
 use chrono_tz::Tz;
 use std::fmt;
 
-/// A wall-clock time `HH:mm`, 00:00 to 23:59.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A wall-clock time `HH:mm`, 00:00 to 23:59 (by default 00:00).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct HhMm(NaiveTime);
 
 impl HhMm {
@@ -150,11 +150,34 @@ fn out_of_range(field: &str) -> Error {
     )
 }
 
-/// Parses a day of week, 0 = Sunday ... 6 = Saturday.
-pub fn parse_day_of_week(field: &str, value: i64) -> Result<u8> {
+/// A day of the week, 0 = Sunday ... 6 = Saturday, as a slot's `dayOfWeek` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DayOfWeek(u8);
+
+impl DayOfWeek {
+    /// The day of week of a calendar date.
+    pub fn of(date: NaiveDate) -> Self {
+        Self(day_of_week(date))
+    }
+
+    /// Its number, 0 = Sunday.
+    pub fn number(self) -> u8 {
+        self.0
+    }
+}
+
+impl fmt::Display for DayOfWeek {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Parses a day of week, 0 = Sunday ... 6 = Saturday; the error names `field`.
+pub fn parse_day_of_week(field: &str, value: i64) -> Result<DayOfWeek> {
     u8::try_from(value)
         .ok()
         .filter(|d| *d <= 6)
+        .map(DayOfWeek)
         .ok_or_else(|| Error::invalid_field(field, "must be between 0 (Sunday) and 6 (Saturday)"))
 }
 
@@ -264,6 +287,12 @@ mod tests {
         assert_eq!(day_of_week(date("2026-11-21")), 6, "a Saturday");
         assert!(parse_day_of_week("dayOfWeek", 7).is_err());
         assert!(parse_day_of_week("dayOfWeek", -1).is_err());
+        assert_eq!(parse_day_of_week("dayOfWeek", 6).unwrap().number(), 6);
+        assert_eq!(
+            DayOfWeek::of(date("2026-11-23")).to_string(),
+            "1",
+            "a Monday"
+        );
         assert!(parse_zone("timeZone", "Mars/Olympus").is_err());
         assert!(parse_zone("timeZone", "America/New_York").is_ok());
     }

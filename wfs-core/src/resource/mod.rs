@@ -15,7 +15,11 @@
 
 pub mod job_role;
 pub mod location;
+pub mod schedule;
+pub mod shift;
+pub mod slot;
 pub mod staff;
+pub mod workforce;
 
 pub use job_role::JobRole;
 pub use location::{CreatedLocation, Location};

@@ -16,7 +16,7 @@
 //! ```
 
 use crate::Wfs;
-use crate::domain::event::{EventData, TombstoneData};
+use crate::domain::event::EventData;
 use crate::domain::validate::{optional_text, required_text};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
@@ -24,6 +24,7 @@ use crate::persistence::entity::{
     member_skill, membership, membership_tombstone, skill_set, unavailability,
 };
 use crate::persistence::repo::find_owned;
+use crate::resource::workforce::WorkforceTombstone;
 use crate::service::staff::find_member;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
@@ -203,7 +204,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        let tombstone = TombstoneData {
+        let tombstone = WorkforceTombstone {
             staff_resource_id: member,
             deleted: true,
             resource_version: v.version,

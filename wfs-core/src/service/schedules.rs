@@ -12,7 +12,8 @@ use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
 use crate::persistence::entity::{job_role, shift};
 use crate::persistence::repo::{self, filter_by, owned_by};
 use crate::persistence::sql;
-use crate::service::shifts::Shift;
+use crate::resource::schedule::{HoursDay, OvertimeEntry};
+use crate::resource::shift::Shift;
 use chrono::{DateTime, Datelike, Duration, NaiveDate, Utc};
 use sea_orm::{ColumnTrait, QueryFilter, QueryOrder, QuerySelect};
 use std::collections::HashMap;
@@ -57,26 +58,6 @@ pub struct SchedulePage {
     pub shifts: Vec<Shift>,
     /// Whether a next page exists.
     pub has_more: bool,
-}
-
-/// Hours worked on one UTC date.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HoursDay {
-    /// The date.
-    pub date: NaiveDate,
-    /// Total hours, rounded to 2 decimals.
-    pub hours: f64,
-}
-
-/// Approved overtime of one user in one role this week.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OvertimeEntry {
-    /// The user.
-    pub user_id: Uuid,
-    /// Job role title ("" when the record has no role).
-    pub job_role: String,
-    /// Approved hours.
-    pub hours: f64,
 }
 
 fn midnight(date: NaiveDate) -> DateTime<Utc> {
@@ -224,7 +205,7 @@ impl Wfs {
         let mut entries: Vec<OvertimeEntry> = sums
             .into_iter()
             .map(|(user_id, role, hours)| OvertimeEntry {
-                user_id,
+                user_id: user_id.into(),
                 job_role: role
                     .and_then(|r| titles.get(&r).cloned())
                     .unwrap_or_default(),

@@ -16,14 +16,15 @@
 //! ```
 
 use crate::Wfs;
-use crate::domain::event::{EventData, ShiftData};
+use crate::domain::event::EventData;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::error::{Error, Result};
-use crate::ids::{CompanyId, MembershipId, ShiftId};
+use crate::ids::{CompanyId, MembershipId, OvertimeId, ShiftId};
 use crate::persistence::WfsConn;
 use crate::persistence::entity::{overtime_record, shift};
-use crate::service::shifts::{Shift, find_shift};
+use crate::resource::shift::Shift;
+use crate::service::shifts::find_shift;
 use crate::service::staff::find_member;
 use chrono::{DateTime, NaiveDate, Utc};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
@@ -131,7 +132,7 @@ impl Wfs {
         member: MembershipId,
         worked_on: NaiveDate,
         hours: f64,
-    ) -> Result<Uuid> {
+    ) -> Result<OvertimeId> {
         let conn = &self.store().enter(conn);
         let hours = number_in("hours", hours, 0.0, 24.0)?;
         if hours == 0.0 {
@@ -154,7 +155,7 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        Ok(id)
+        Ok(id.into())
     }
 }
 
@@ -167,12 +168,8 @@ impl Wfs {
         active: shift::ActiveModel,
     ) -> Result<Shift> {
         let shift = Shift::from(active.update(conn).await?);
-        self.emit(
-            conn,
-            company,
-            EventData::ShiftUpdated(ShiftData::from(&shift)),
-        )
-        .await?;
+        self.emit(conn, company, EventData::ShiftUpdated(shift.clone()))
+            .await?;
         Ok(shift)
     }
 }

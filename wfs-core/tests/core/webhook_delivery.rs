@@ -8,11 +8,13 @@
 //! generous deadline; no assertion rests on a fixed sleep.
 
 use crate::receiver::{Received, Receiver, Reply};
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::domain::webhook::{DeliveryStatus, DisabledReason, EventType, RetrySchedule};
 use wfs_core::sea_orm::{ConnectionTrait, Database};
 use wfs_core::service::accounts::NewCompanyAdmin;
@@ -482,12 +484,12 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
             NewShiftSlot {
                 branch_id: Ref::Id(location.id),
                 job_role_id: Ref::Id(nurse.id),
-                start_time: "09:00".into(),
-                end_time: "17:00".into(),
-                book_date: date.format("%Y-%m-%d").to_string(),
-                day_of_week: i64::from(date.weekday().num_days_from_sunday()),
-                max_staff_required: 2,
-                time_zone: "UTC".into(),
+                start_time: HhMm::parse("startTime", "09:00").unwrap(),
+                end_time: HhMm::parse("endTime", "17:00").unwrap(),
+                book_date: date,
+                day_of_week: DayOfWeek::of(date),
+                max_staff_required: Capacity::new("maxStaffRequired", 2).unwrap(),
+                time_zone: time::parse_zone("timeZone", "UTC").unwrap(),
                 shift_name: "Day".into(),
                 shift_color: "#3366FF".into(),
                 unpaid_break: 30,
@@ -541,8 +543,8 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
             &*tx,
             company,
             Booking {
-                slot_id: Ref::Id(slot.slot.id),
-                date: date.format("%Y-%m-%d").to_string(),
+                slot_id: Ref::Id(slot.id),
+                date,
                 assignees: vec![Assignee {
                     user_id: Ref::Id(member.user_id),
                 }],
@@ -641,7 +643,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     assert_eq!(one("job_role.updated")["title"], "Senior Nurse");
     assert_eq!(one("job_role.updated")["weeklyHours"], 40);
     assert_eq!(one("job_role.deleted")["id"], porter.id.to_string());
-    assert_eq!(one("shift_slot.created")["id"], slot.slot.id.to_string());
+    assert_eq!(one("shift_slot.created")["id"], slot.id.to_string());
     assert_eq!(
         one("shift_slot.created")["branch"]["id"],
         location.id.to_string()

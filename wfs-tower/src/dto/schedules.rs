@@ -1,9 +1,10 @@
-//! Schedules, hours and overtime on the wire.
+//! The queries of schedules, hours and overtime. Their answers are the core's
+//! [`Shift`](wfs_core::resource::shift::Shift), [`HoursDay`](wfs_core::resource::schedule::HoursDay)
+//! and [`OvertimeEntry`](wfs_core::resource::schedule::OvertimeEntry).
 
 use super::limits::{IdList, Line};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::schedules::{HoursDay, OvertimeEntry};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 /// `GET /schedules` query (parsed further by the handler).
 #[derive(Debug, Deserialize, IntoParams)]
@@ -50,46 +51,4 @@ pub(crate) struct OvertimeQuery {
     /// Only overtime at this location.
     #[param(value_type = Option<String>, max_length = 256)]
     pub(crate) branch_id: Option<Line>,
-}
-
-/// One day of `/hours`.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = HoursDay)]
-pub(crate) struct HoursDayItem {
-    /// `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// Total hours worked by all staff that day.
-    hours: f64,
-}
-
-impl From<HoursDay> for HoursDayItem {
-    fn from(d: HoursDay) -> Self {
-        Self {
-            date: d.date.format("%Y-%m-%d").to_string(),
-            hours: d.hours,
-        }
-    }
-}
-
-/// One entry of `/overtime`.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = OvertimeEntry)]
-pub(crate) struct OvertimeItem {
-    user_id: String,
-    /// Job role title.
-    job_role: String,
-    /// Approved overtime hours, current week.
-    hours: f64,
-}
-
-impl From<OvertimeEntry> for OvertimeItem {
-    fn from(e: OvertimeEntry) -> Self {
-        Self {
-            user_id: e.user_id.to_string(),
-            job_role: e.job_role,
-            hours: e.hours,
-        }
-    }
 }

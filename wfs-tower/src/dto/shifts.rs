@@ -1,146 +1,25 @@
-//! Shift slots and shift records on the wire.
+//! Shift slots and bookings on the wire: the request bodies, parsed here into the
+//! core's typed inputs, and the two answers without a core type of their own. A shift
+//! and a slot are answered as [`Shift`] and [`ShiftSlot`] themselves.
 
 use super::limits::{Bounded, Line, Text, Whole};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::Ref;
-use wfs_core::service::shifts::{Assignee, Booked, Booking, NewShiftSlot, Shift, Slot};
-
-/// A shift (booking record).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Shift)]
-pub(crate) struct ShiftRecord {
-    /// Shift ID.
-    id: String,
-    /// Slot (template) ID.
-    slot_id: String,
-    branch_id: String,
-    /// The assigned employee's user ID; null for an open (unassigned) shift.
-    user_id: Option<String>,
-    /// `pending`, `confirmed` or `cancelled`.
-    #[schema(example = "confirmed")]
-    status: &'static str,
-    /// Scheduled start, UTC.
-    start: DateTime<Utc>,
-    /// Scheduled end, UTC.
-    end: DateTime<Utc>,
-    /// Actual clock-in; null if not clocked in.
-    clocked_in: Option<DateTime<Utc>>,
-    /// Actual clock-out; null if not clocked out.
-    clocked_out: Option<DateTime<Utc>>,
-    /// Minutes.
-    total_break_time: i32,
-}
-
-impl From<Shift> for ShiftRecord {
-    fn from(s: Shift) -> Self {
-        Self {
-            id: s.id.to_string(),
-            slot_id: s.slot_id.to_string(),
-            branch_id: s.branch_id.to_string(),
-            user_id: s.user_id.map(|u| u.to_string()),
-            status: s.status.as_str(),
-            start: s.start,
-            end: s.end,
-            clocked_in: s.clocked_in,
-            clocked_out: s.clocked_out,
-            total_break_time: s.total_break_minutes,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = BranchRef)]
-struct NamedRef {
-    id: String,
-    name: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = JobRoleRef)]
-struct RoleRef {
-    id: String,
-    title: String,
-}
-
-/// A shift slot (template).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ShiftSlot)]
-pub(crate) struct SlotItem {
-    /// Slot ID.
-    id: String,
-    /// `HH:mm`, wall-clock time in `timeZone`.
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
-    start_time: String,
-    /// `HH:mm`, wall-clock time in `timeZone`; not after `startTime` means the next day.
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$", example = "09:00")]
-    end_time: String,
-    /// 0 = Sunday ... 6 = Saturday.
-    #[schema(minimum = 0, maximum = 6)]
-    day_of_week: i16,
-    /// Maximum staff for the slot on one date.
-    max_staff_required: i32,
-    /// IANA time zone.
-    #[schema(example = "America/New_York")]
-    time_zone: String,
-    /// Duration in hours.
-    #[serde(serialize_with = "super::number")]
-    #[schema(value_type = f64)]
-    hours: Option<f64>,
-    /// Display name.
-    shift_name: String,
-    /// Hex color code.
-    shift_color: String,
-    open_shift: bool,
-    is_oncall: bool,
-    /// Minutes.
-    unpaid_break: i32,
-    /// Whether swaps are allowed.
-    swappable: bool,
-    branch: NamedRef,
-    job_role: RoleRef,
-}
-
-impl From<Slot> for SlotItem {
-    fn from(s: Slot) -> Self {
-        let m = s.slot;
-        Self {
-            id: m.id.to_string(),
-            start_time: m.start_time,
-            end_time: m.end_time,
-            day_of_week: m.day_of_week,
-            max_staff_required: m.max_staff_required,
-            time_zone: m.time_zone,
-            hours: Some(m.hours),
-            shift_name: m.shift_name,
-            shift_color: m.shift_color,
-            open_shift: m.open_shift,
-            is_oncall: m.is_oncall,
-            unpaid_break: m.unpaid_break,
-            swappable: m.swappable,
-            branch: NamedRef {
-                id: m.branch_id.to_string(),
-                name: s.branch_name,
-            },
-            job_role: RoleRef {
-                id: m.job_role_id.to_string(),
-                title: s.job_role_title,
-            },
-        }
-    }
-}
+use wfs_core::domain::shift::Capacity;
+use wfs_core::domain::time::{self, HhMm};
+use wfs_core::resource::shift::Shift;
+use wfs_core::resource::slot::ShiftSlot;
+use wfs_core::service::shifts::{Booking, NewShiftSlot};
+use wfs_core::{Ref, SlotId};
 
 /// `GET /shifts` answers a list of slots, or one shift when asked for it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub(crate) enum ShiftsListing {
     /// Without `shiftId`: the matching slots.
-    Slots(Vec<SlotItem>),
+    Slots(Vec<ShiftSlot>),
     /// With `shiftId`: that shift.
-    Shift(ShiftRecord),
+    Shift(Shift),
 }
 
 /// `GET /shifts` query.
@@ -206,17 +85,22 @@ pub(crate) struct CreateSlotRequest {
     pub(crate) write_up: Option<Text>,
 }
 
-impl From<CreateSlotRequest> for NewShiftSlot {
-    fn from(r: CreateSlotRequest) -> Self {
-        Self {
+/// Parses the typed fields, reporting the first bad one in the order the API always
+/// has: `startTime`, `endTime`, `bookDate`, `dayOfWeek`, `maxStaffRequired`,
+/// `timeZone` (the core checks the rest after these).
+impl TryFrom<CreateSlotRequest> for NewShiftSlot {
+    type Error = wfs_core::Error;
+
+    fn try_from(r: CreateSlotRequest) -> Result<Self, Self::Error> {
+        Ok(Self {
             branch_id: Ref::parse(&r.branch_id),
             job_role_id: Ref::parse(&r.job_role_id),
-            start_time: r.start_time.into(),
-            end_time: r.end_time.into(),
-            book_date: r.book_date.into(),
-            day_of_week: r.day_of_week.into(),
-            max_staff_required: r.max_staff_required.into(),
-            time_zone: r.time_zone.into(),
+            start_time: HhMm::parse("startTime", &r.start_time)?,
+            end_time: HhMm::parse("endTime", &r.end_time)?,
+            book_date: time::parse_date("bookDate", &r.book_date)?,
+            day_of_week: time::parse_day_of_week("dayOfWeek", r.day_of_week.into())?,
+            max_staff_required: Capacity::new("maxStaffRequired", r.max_staff_required.into())?,
+            time_zone: time::parse_zone("timeZone", &r.time_zone)?,
             shift_name: r.shift_name.into(),
             shift_color: r.shift_color.into(),
             open_shift: r.open_shift,
@@ -224,7 +108,7 @@ impl From<CreateSlotRequest> for NewShiftSlot {
             unpaid_break: r.unpaid_break.into(),
             hours: r.hours,
             write_up: r.write_up.map(Into::into),
-        }
+        })
     }
 }
 
@@ -232,14 +116,14 @@ impl From<CreateSlotRequest> for NewShiftSlot {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreatedSlot {
-    pub(crate) slot_id: String,
-    pub(crate) shift: ShiftRecord,
+    #[schema(value_type = String)]
+    pub(crate) slot_id: SlotId,
+    pub(crate) shift: Shift,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Assignee)]
-pub(crate) struct AssigneeDto {
+pub(crate) struct Assignee {
     /// An active member of the company.
     #[schema(value_type = String, min_length = 1, max_length = 256)]
     pub(crate) user_id: Line,
@@ -252,8 +136,7 @@ pub(crate) struct AssigneeDto {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Reminder)]
-pub(crate) struct ReminderDto {
+pub(crate) struct Reminder {
     #[schema(value_type = i64, minimum = 0, maximum = 43200)]
     pub(crate) minutes_before: Whole,
 }
@@ -269,21 +152,24 @@ pub(crate) struct BookRequest {
     pub(crate) date: Line,
     /// One confirmed shift each; none books one open place.
     #[serde(default)]
-    #[schema(value_type = Option<Vec<AssigneeDto>>, max_items = 100)]
-    pub(crate) assignees: Option<Bounded<AssigneeDto, 100>>,
+    #[schema(value_type = Option<Vec<Assignee>>, max_items = 100)]
+    pub(crate) assignees: Option<Bounded<Assignee, 100>>,
     #[serde(default)]
-    #[schema(value_type = Option<Vec<ReminderDto>>, max_items = 100)]
-    pub(crate) reminders: Option<Bounded<ReminderDto, 100>>,
+    #[schema(value_type = Option<Vec<Reminder>>, max_items = 100)]
+    pub(crate) reminders: Option<Bounded<Reminder, 100>>,
 }
 
-impl From<BookRequest> for Booking {
-    fn from(r: BookRequest) -> Self {
-        Self {
+/// Parses the date (the first field the API reports); the core checks the rest.
+impl TryFrom<BookRequest> for Booking {
+    type Error = wfs_core::Error;
+
+    fn try_from(r: BookRequest) -> Result<Self, Self::Error> {
+        Ok(Self {
             slot_id: Ref::parse(&r.slot_id),
-            date: r.date.into(),
+            date: time::parse_date("date", &r.date)?,
             assignees: Bounded::items(r.assignees)
                 .iter()
-                .map(|a| Assignee {
+                .map(|a| wfs_core::service::shifts::Assignee {
                     user_id: Ref::parse(&a.user_id),
                 })
                 .collect(),
@@ -291,29 +177,81 @@ impl From<BookRequest> for Booking {
                 .into_iter()
                 .map(|r| r.minutes_before.into())
                 .collect(),
-        }
+        })
     }
 }
 
-/// `POST /shifts/book` answer.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = BookingResult)]
-pub(crate) struct BookedResponse {
-    slot_id: String,
-    /// `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    date: String,
-    /// The shifts booked by this request.
-    shifts: Vec<ShiftRecord>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
 
-impl From<Booked> for BookedResponse {
-    fn from(b: Booked) -> Self {
-        Self {
-            slot_id: b.slot_id.to_string(),
-            date: b.date.format("%Y-%m-%d").to_string(),
-            shifts: b.shifts.into_iter().map(ShiftRecord::from).collect(),
+    /// A valid `POST /shifts/slots` body with `changes` applied, made into the input.
+    fn slot(changes: Value) -> Result<NewShiftSlot, wfs_core::Error> {
+        let mut body = json!({
+            "branchId": "b", "jobRoleId": "r", "startTime": "22:00", "endTime": "06:00",
+            "bookDate": "2026-12-07", "dayOfWeek": 1, "maxStaffRequired": 2,
+            "timeZone": "Europe/Berlin", "shiftName": "Night", "shiftColor": "#FFF",
+            "openShift": false, "isOncall": true, "unpaidBreak": 30,
+        });
+        for (field, value) in changes.as_object().unwrap() {
+            body[field] = value.clone();
         }
+        NewShiftSlot::try_from(serde_json::from_value::<CreateSlotRequest>(body).unwrap())
+    }
+
+    #[test]
+    fn a_slot_body_becomes_typed_values() {
+        let input = slot(json!({})).unwrap();
+        assert_eq!(input.start_time.to_string(), "22:00");
+        assert_eq!(input.book_date.to_string(), "2026-12-07");
+        assert_eq!(input.day_of_week.number(), 1);
+        assert_eq!(input.max_staff_required.get(), 2);
+        assert_eq!(input.time_zone.name(), "Europe/Berlin");
+    }
+
+    #[test]
+    fn the_first_bad_slot_field_is_reported_in_the_order_the_api_checks_them() {
+        let message = |changes| slot(changes).unwrap_err().to_string();
+        let bad = json!({
+            "startTime": "24:00", "endTime": "6:00", "bookDate": "2026-13-01",
+            "dayOfWeek": 7, "maxStaffRequired": 0, "timeZone": "Mars/Olympus",
+        });
+        let order = [
+            "startTime",
+            "endTime",
+            "bookDate",
+            "dayOfWeek",
+            "maxStaffRequired",
+            "timeZone",
+        ];
+        for (i, field) in order.iter().enumerate() {
+            let changes: serde_json::Map<String, Value> = order[i..]
+                .iter()
+                .map(|f| ((*f).to_owned(), bad[f].clone()))
+                .collect();
+            assert!(
+                message(Value::Object(changes)).starts_with(&format!("{field} ")),
+                "{field} first"
+            );
+        }
+        assert_eq!(
+            message(json!({"maxStaffRequired": 10_001})),
+            "maxStaffRequired must be between 1 and 10000"
+        );
+    }
+
+    #[test]
+    fn a_booking_date_is_parsed_at_the_edge() {
+        let body = |date: &str| json!({"slotId": "s", "date": date});
+        let parse = |v| Booking::try_from(serde_json::from_value::<BookRequest>(v).unwrap());
+        assert_eq!(
+            parse(body("2026-12-07")).unwrap().date.to_string(),
+            "2026-12-07"
+        );
+        assert_eq!(
+            parse(body("07.12.2026")).unwrap_err().to_string(),
+            "date must be a date YYYY-MM-DD (got '07.12.2026')"
+        );
     }
 }

@@ -4,7 +4,6 @@ use super::Ctx;
 use super::Entry;
 use crate::auth::Access;
 use crate::dto::schedules::*;
-use crate::dto::shifts::ShiftRecord;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, query};
 use crate::reply::Reply;
@@ -12,6 +11,8 @@ use chrono::NaiveDate;
 use http::{HeaderValue, StatusCode, header};
 use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::schedule::{HoursDay, OvertimeEntry};
+use wfs_core::resource::shift::Shift;
 use wfs_core::service::schedules::ScheduleQuery;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
@@ -37,7 +38,7 @@ fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {
 #[utoipa::path(get, path = "/external/v1/schedules", tag = "Schedules, overtime, hours",
     params(SchedulesQuery),
     responses(
-        (status = 200, description = "A page of shift records (times in UTC)", body = [ShiftRecord],
+        (status = 200, description = "A page of shift records (times in UTC)", body = [Shift],
             headers(("Link" = String, description = "`<...>; rel=\"next\"` when another page exists, `rel=\"prev\"` after the first page"))),
         (status = 400, description = "A bad date, `to` before `from`, or `page` below 1; the message names the parameter", body = ErrorBody),
     ))]
@@ -62,8 +63,7 @@ pub(crate) async fn list_schedules(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .list_schedules(ctx.key()?.company_id, filters)
         .await?;
-    let body: Vec<ShiftRecord> = result.shifts.into_iter().map(ShiftRecord::from).collect();
-    let mut reply = Reply::json(StatusCode::OK, &body)?;
+    let mut reply = Reply::json(StatusCode::OK, &result.shifts)?;
     let mut links = Vec::new();
     if result.has_more {
         links.push(format!("<{}>; rel=\"next\"", page_url(ctx.query, page + 1)));
@@ -100,7 +100,7 @@ fn page_url(query: Option<&str>, page: u64) -> String {
 #[utoipa::path(get, path = "/external/v1/hours", tag = "Schedules, overtime, hours",
     params(HoursQuery),
     responses(
-        (status = 200, description = "One entry per day", body = [HoursDayItem]),
+        (status = 200, description = "One entry per day", body = [HoursDay]),
         (status = 400, description = "`from` or `to` missing or not a date, `to` before `from`, or more than 366 days", body = ErrorBody),
     ))]
 pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -111,10 +111,7 @@ pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .hours_worked(ctx.key()?.company_id, from, to)
         .await?;
-    Reply::json(
-        StatusCode::OK,
-        &days.into_iter().map(HoursDayItem::from).collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &days)
 }
 
 /// Approved overtime this week
@@ -123,7 +120,7 @@ pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// summed per user and job role.
 #[utoipa::path(get, path = "/external/v1/overtime", tag = "Schedules, overtime, hours",
     params(OvertimeQuery),
-    responses((status = 200, description = "The overtime entries", body = [OvertimeItem])))]
+    responses((status = 200, description = "The overtime entries", body = [OvertimeEntry])))]
 pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: OvertimeQuery = query(ctx.query)?;
     let entries = ctx
@@ -133,11 +130,5 @@ pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             IdFilter::parse(q.branch_id.as_deref()),
         )
         .await?;
-    Reply::json(
-        StatusCode::OK,
-        &entries
-            .into_iter()
-            .map(OvertimeItem::from)
-            .collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &entries)
 }

@@ -11,6 +11,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::shift::BookingResult;
 use wfs_core::service::shifts::{Booking, NewShiftSlot};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
@@ -41,7 +42,7 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .wfs
             .get_shift(company, path_id(id.trim(), "Shift")?)
             .await?;
-        return Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift.into()));
+        return Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift));
     }
     let slots = ctx
         .wfs
@@ -51,10 +52,7 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             IdFilter::parse(q.job_role_id.as_deref()),
         )
         .await?;
-    Reply::json(
-        StatusCode::OK,
-        &ShiftsListing::Slots(slots.into_iter().map(SlotItem::from).collect()),
-    )
+    Reply::json(StatusCode::OK, &ShiftsListing::Slots(slots))
 }
 
 /// Create a shift slot
@@ -72,14 +70,14 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         (status = 404, description = "`Location not found` or `Job role not found`", body = ErrorBody),
     ))]
 pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let input = NewShiftSlot::from(json::<CreateSlotRequest>(ctx.body)?);
+    let input = NewShiftSlot::try_from(json::<CreateSlotRequest>(ctx.body)?)?;
     let (slot, shift) = ctx
         .wfs
         .create_shift_slot(ctx.tx()?, ctx.key()?.company_id, input)
         .await?;
     let created = CreatedSlot {
-        slot_id: slot.slot.id.to_string(),
-        shift: shift.into(),
+        slot_id: slot.id,
+        shift,
     };
     Reply::json(StatusCode::CREATED, &created)
 }
@@ -92,18 +90,18 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
 #[utoipa::path(post, path = "/external/v1/shifts/book", tag = "Shifts",
     request_body = BookRequest,
     responses(
-        (status = 200, description = "The booked shifts", body = BookedResponse),
+        (status = 200, description = "The booked shifts", body = BookingResult),
         (status = 400, description = "`Shift slot is not available on the selected day`, or malformed JSON or an invalid field", body = ErrorBody),
         (status = 404, description = "`Shift slot not found`, or `Staff member not found` for an assignee who is not an active member", body = ErrorBody),
         (status = 409, description = "`Shift slot is full on the selected day`, or an assignee already booked on this slot and date", body = ErrorBody),
     ))]
 pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let input = Booking::from(json::<BookRequest>(ctx.body)?);
+    let input = Booking::try_from(json::<BookRequest>(ctx.body)?)?;
     let booked = ctx
         .wfs
         .book_shift(ctx.tx()?, ctx.key()?.company_id, input)
         .await?;
-    Reply::json(StatusCode::OK, &BookedResponse::from(booked))
+    Reply::json(StatusCode::OK, &booked)
 }
 
 /// Cancel a shift

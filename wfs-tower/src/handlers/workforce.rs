@@ -9,6 +9,7 @@ use crate::extract::{instant, path_id, query};
 use crate::reply::Reply;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::workforce::{WorkforceItem, WorkforcePage};
 use wfs_core::service::workforce::FeedRequest;
 
 const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
@@ -57,7 +58,6 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .list_workforce(ctx.key()?.company_id, request)
         .await?;
-    let page = Page::from(page);
     Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())
 }
 
@@ -76,7 +76,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[utoipa::path(get, path = "/external/v1/workforce/resources", tag = "Workforce availability",
     params(FeedQuery),
     responses(
-        (status = 200, description = "A page of resources and tombstones", body = Page),
+        (status = 200, description = "A page of resources and tombstones", body = WorkforcePage),
         (status = 400, description = "A bad date, `to` before `from`, a window over 90 days, `limit` outside 1-200, a bad cursor, or a cursor sent with other query parameters; the message names the parameter", body = ErrorBody),
     ))]
 pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -89,7 +89,7 @@ pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, Api
 #[utoipa::path(get, path = "/external/v1/workforce/availability", tag = "Workforce availability",
     params(FeedQuery),
     responses(
-        (status = 200, description = "A page of resources and tombstones", body = Page,
+        (status = 200, description = "A page of resources and tombstones", body = WorkforcePage,
             headers(
                 ("Deprecation" = String, description = "`true`"),
                 ("Link" = String, description = "`</external/v1/workforce/resources>; rel=\"successor-version\"`"),
@@ -116,7 +116,7 @@ pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, 
 #[utoipa::path(get, path = "/external/v1/workforce/resources/{staff_resource_id}", tag = "Workforce availability",
     params(("staff_resource_id" = String, Path, description = "Stable resource ID (the membership ID)")),
     responses(
-        (status = 200, description = "The resource or its tombstone", body = Item),
+        (status = 200, description = "The resource or its tombstone", body = WorkforceItem),
         (status = 404, description = "`Workforce resource not found`", body = ErrorBody),
     ))]
 pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -127,5 +127,5 @@ pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
             path_id(ctx.id(), "Workforce resource")?,
         )
         .await?;
-    Reply::json(StatusCode::OK, &Item::from(item))
+    Reply::json(StatusCode::OK, &item)
 }

@@ -6,7 +6,7 @@
 //! API tests compare the two), and like them it carries no personal data.
 
 use crate::Wfs;
-use crate::domain::event::{BranchRef, EventData, EventType, JobRoleRef, ShiftData, SlotData};
+use crate::domain::event::{EventData, EventType};
 use crate::domain::webhook::{DeliveryStatus, Subscription};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
@@ -15,7 +15,6 @@ use crate::persistence::changes::Topic;
 use crate::persistence::entity::{webhook_delivery, webhook_endpoint};
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql;
-use crate::service::shifts::{Shift, Slot};
 use chrono::{DateTime, SecondsFormat, Utc};
 use sea_orm::{ColumnTrait, QueryFilter, QuerySelect, Set};
 use serde::Serialize;
@@ -28,52 +27,6 @@ struct Body<'a> {
     kind: &'static str,
     timestamp: &'a str,
     data: &'a EventData,
-}
-
-impl From<&Shift> for ShiftData {
-    fn from(s: &Shift) -> Self {
-        Self {
-            id: s.id,
-            slot_id: s.slot_id,
-            branch_id: s.branch_id.into(),
-            user_id: s.user_id.map(Into::into),
-            status: s.status,
-            start: s.start,
-            end: s.end,
-            clocked_in: s.clocked_in,
-            clocked_out: s.clocked_out,
-            total_break_time: s.total_break_minutes,
-        }
-    }
-}
-
-impl From<&Slot> for SlotData {
-    fn from(s: &Slot) -> Self {
-        let m = &s.slot;
-        Self {
-            id: m.id,
-            start_time: m.start_time.clone(),
-            end_time: m.end_time.clone(),
-            day_of_week: m.day_of_week,
-            max_staff_required: m.max_staff_required,
-            time_zone: m.time_zone.clone(),
-            hours: Some(m.hours),
-            shift_name: m.shift_name.clone(),
-            shift_color: m.shift_color.clone(),
-            open_shift: m.open_shift,
-            is_oncall: m.is_oncall,
-            unpaid_break: m.unpaid_break,
-            swappable: m.swappable,
-            branch: BranchRef {
-                id: m.branch_id,
-                name: s.branch_name.clone(),
-            },
-            job_role: JobRoleRef {
-                id: m.job_role_id,
-                title: s.job_role_title.clone(),
-            },
-        }
-    }
 }
 
 /// The wire form of an event timestamp: RFC 3339, UTC, `Z`.
