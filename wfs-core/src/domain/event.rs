@@ -138,6 +138,7 @@ pub struct TestData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::JobRoleId;
     use chrono::TimeZone;
 
     #[test]

@@ -13,9 +13,6 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
-/// Whole numbers without a fraction, as in webhook payloads.
-pub(crate) use wfs_core::domain::json::whole_number as number;
-
 /// A PATCH field that may be left out but not cleared: `null` is a 400 naming it.
 pub(crate) fn not_null<T>(
     field: &str,
