@@ -22,12 +22,6 @@
 //! A cycle is a strongly connected set of two or more modules in that graph; the test
 //! fails with one cycle of each spelled out, `service::job_roles -> service::webhooks
 //! -> service::job_roles`, and the places that make its edges.
-//!
-//! # `STILL_OPEN`
-//!
-//! Offences that other work of issue 21 is removing: an edge that may close a cycle,
-//! a file that may be long. Each must still offend, or the test fails and says to
-//! remove it, so the list empties as the work lands and never goes stale.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -62,28 +56,6 @@ const BACKEND_HOME: &str = "wfs-core/src/persistence/";
 
 /// Names that ask which database the code runs on.
 const BACKEND_NAMES: &[&str] = &["DatabaseBackend", "get_database_backend", "DbBackend"];
-
-/// An offence being removed elsewhere in issue 21 (see the module docs).
-#[derive(Debug, Clone, Copy)]
-enum Open {
-    /// An edge (crate, from, to) that closes a cycle today.
-    Edge(&'static str, &'static str, &'static str),
-    /// A file over [`MAX_LINES`] today.
-    LongFile(&'static str),
-}
-
-/// Emptied when the branches that remove these land.
-const STILL_OPEN: &[Open] = &[
-    // The job-role cache holds `service::job_roles::JobRole`.
-    Open::Edge("wfs-core", "cache", "service"),
-    // `extract` (below `dto`) names the query types of `dto::schedules` and
-    // `dto::shifts`; found by this check, not yet in issue 21's list.
-    Open::Edge("wfs-tower", "extract", "dto"),
-    Open::LongFile("wfs-core/src/service/shifts.rs"),
-    Open::LongFile("wfs-core/src/service/workforce.rs"),
-    Open::LongFile("wfs-core/src/service/staff/bulk.rs"),
-    Open::LongFile("wfs-tower/src/openapi.rs"),
-];
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -378,33 +350,12 @@ fn way(edges: &BTreeSet<(ModPath, ModPath)>, from: &ModPath, to: &ModPath) -> Op
 }
 
 /// What is wrong with one crate's module graph: each cycle spelled out with the
-/// places of its edges, and each [`STILL_OPEN`] edge of the crate that no longer
-/// closes a cycle.
+/// places of its edges.
 fn cycle_report(name: &str, krate: &Crate) -> Vec<String> {
     let placed = krate.edges();
     let all: BTreeSet<(ModPath, ModPath)> = placed.keys().cloned().collect();
     let mut problems = Vec::new();
-    let mut allowed = BTreeSet::new();
-    for open in STILL_OPEN {
-        let Open::Edge(krate_name, from, to) = *open else {
-            continue;
-        };
-        if krate_name != name {
-            continue;
-        }
-        let edge: (ModPath, ModPath) = (
-            from.split("::").map(str::to_owned).collect(),
-            to.split("::").map(str::to_owned).collect(),
-        );
-        if !all.contains(&edge) || way(&all, &edge.1, &edge.0).is_none() {
-            problems.push(format!(
-                "{name}: STILL_OPEN lists the edge {from} -> {to}, which no longer closes a \
-                 cycle: remove it from STILL_OPEN"
-            ));
-        }
-        allowed.insert(edge);
-    }
-    let kept: BTreeSet<(ModPath, ModPath)> = all.difference(&allowed).cloned().collect();
+    let kept = all;
     for set in cycles(&kept) {
         let start = &set[0];
         let (_, first) = kept
@@ -490,27 +441,10 @@ fn no_source_file_is_over_600_lines() {
         .map(|(file, text)| (file, text.lines().count()))
         .filter(|(_, lines)| *lines > MAX_LINES)
         .collect();
-    let open: BTreeSet<&str> = STILL_OPEN
+    let problems: Vec<String> = long
         .iter()
-        .filter_map(|o| match o {
-            Open::LongFile(file) => Some(*file),
-            Open::Edge(..) => None,
-        })
-        .collect();
-    let mut problems: Vec<String> = long
-        .iter()
-        .filter(|(file, _)| !open.contains(file.as_str()))
         .map(|(file, lines)| format!("{file} has {lines} lines (at most {MAX_LINES})"))
         .collect();
-    problems.extend(
-        open.iter()
-            .filter(|file| !long.contains_key(**file))
-            .map(|file| {
-                format!(
-                    "STILL_OPEN lists {file}, which is no longer over {MAX_LINES} lines: remove it"
-                )
-            }),
-    );
     assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
 }
 

@@ -7,7 +7,7 @@
 //! so the two form no cycle.
 
 use crate::domain::credentials::SecretHash;
-use crate::domain::webhook::Subscription;
+use crate::event::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::principal::KeyPrincipal;
 use crate::resource::JobRole;

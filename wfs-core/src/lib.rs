@@ -41,7 +41,10 @@
 mod cache;
 pub mod clock;
 pub mod domain;
+#[doc(hidden)]
+pub mod entity;
 pub mod error;
+pub mod event;
 pub mod ids;
 pub mod persistence;
 pub mod principal;
@@ -49,8 +52,8 @@ pub mod resource;
 pub mod service;
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use domain::event::{EventData, EventType};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};
+pub use event::{EventData, EventType};
 pub use ids::{
     ApiKeyId, CompanyId, IdFilter, JobRoleId, JobRoleRef, LocationId, MembershipId, Ref, ShiftId,
     SkillSetId, SlotId, UnavailabilityId, UserId, WebhookDeliveryId, WebhookEndpointId,

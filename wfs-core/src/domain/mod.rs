@@ -3,7 +3,6 @@
 //! Values of these types are valid by construction, so the services never re-check them.
 
 pub mod credentials;
-pub mod event;
 pub mod idempotency;
 pub mod json;
 pub mod membership;

@@ -28,7 +28,9 @@
 //! [`SqliteTransactionMode::Immediate`].
 
 pub(crate) mod changes;
-pub mod entity;
+/// The table definitions, which live below every module that reads rows
+/// (`crate::entity`); re-exported here, where hosts and tests have always found them.
+pub use crate::entity;
 pub mod migration;
 mod qualified;
 pub(crate) mod repo;

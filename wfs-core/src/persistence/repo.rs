@@ -4,13 +4,13 @@
 //! as an unknown one (`NotFound`), by construction rather than by each service
 //! remembering a filter.
 
-use crate::error::{Error, Result};
-use crate::ids::{CompanyId, IdFilter};
-use crate::persistence::WfsConn;
-use crate::persistence::entity::{
+use crate::entity::{
     api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
+use crate::error::{Error, Result};
+use crate::ids::{CompanyId, IdFilter};
+use crate::persistence::WfsConn;
 use sea_orm::sea_query::{LockBehavior, LockType};
 use sea_orm::{
     ColumnTrait, EntityTrait, PrimaryKeyTrait, QueryFilter, QuerySelect, Select, UpdateMany,

@@ -6,9 +6,9 @@
 
 use crate::domain::json::whole_number;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::entity::job_role;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId};
-use crate::persistence::entity::job_role;
 use chrono::{DateTime, Utc};
 use sea_orm::Set;
 use serde::{Deserialize, Serialize};

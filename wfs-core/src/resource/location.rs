@@ -8,9 +8,9 @@
 
 use crate::domain::json::whole_number;
 use crate::domain::validate::{hex_color, number_in, optional_text, required_text};
+use crate::entity::location;
 use crate::error::Result;
 use crate::ids::{CompanyId, LocationId};
-use crate::persistence::entity::location;
 use chrono::{DateTime, Utc};
 use sea_orm::Set;
 use serde::{Deserialize, Serialize};

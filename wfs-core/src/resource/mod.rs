@@ -7,7 +7,7 @@
 //! names. Ids are id newtypes, instants are `DateTime<Utc>`; nothing here holds personal
 //! data.
 //!
-//! This module sits below `service`, `cache` and `domain::event`, and imports only
+//! This module sits below `service`, `cache` and `event`, and imports only
 //! `ids`, `domain`, `error` and the entities it reads from. Beside each wire form live
 //! its inputs (`NewJobRole`, `JobRolePatch`, ...) and all the code that names its
 //! fields one by one (the row it is read from, the row an input inserts, the columns

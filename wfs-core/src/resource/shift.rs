@@ -5,8 +5,8 @@
 //! carry as `data`.
 
 use crate::domain::shift::ShiftStatus;
+use crate::entity::shift;
 use crate::ids::{LocationId, ShiftId, SlotId, UserId};
-use crate::persistence::entity::shift;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 

@@ -5,8 +5,8 @@
 //! [`JobRoleRef`]).
 
 use crate::domain::json::whole_number;
+use crate::entity::shift_slot;
 use crate::ids::{JobRoleId, LocationId, SlotId};
-use crate::persistence::entity::shift_slot;
 use serde::{Deserialize, Serialize, Serializer};
 
 // A doc comment is the description the OpenAPI document gives: where the document has

@@ -4,8 +4,8 @@
 //! "the staff member": ids and codes only), so one type serves both.
 
 use crate::domain::membership::{MembershipStatus, Privilege};
+use crate::entity::membership;
 use crate::ids::{JobRoleId, LocationId, MembershipId, UserId};
-use crate::persistence::entity::membership;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A staff member as listed.

@@ -3,7 +3,7 @@
 //!
 //! [`WorkforceTombstone`] is also the `data` of the `workforce.resource.deleted`
 //! webhook; `workforce.resource.updated` carries a notification instead
-//! ([`crate::domain::event::ResourceData`]).
+//! ([`crate::event::ResourceData`]).
 
 use crate::domain::shift::ShiftStatus;
 pub use crate::domain::supply::SupplyStatus;

@@ -5,9 +5,9 @@ use crate::domain::membership::{MembershipStatus, Privilege};
 // A rule on a value, in `domain` where the staff import uses it too (a service
 // module using another's rule made the cycle accounts <-> staff); here for the API.
 pub use crate::domain::validate::normalize_email;
+use crate::entity::{company, membership, user};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, UserId};
-use crate::persistence::entity::{company, membership, user};
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 use std::sync::LazyLock;
@@ -272,8 +272,8 @@ impl Wfs {
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
         let conn = &self.store().enter(conn);
-        use crate::domain::event::EventData;
         use crate::domain::validate::optional_text;
+        use crate::event::EventData;
         use crate::persistence::repo::owned_by;
         use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 

@@ -3,9 +3,9 @@
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::signed::SealKey;
+use crate::entity::{company, membership, user};
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
-use crate::persistence::entity::{company, membership, user};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
 use crate::service::accounts::verify_password_off_thread;

@@ -16,13 +16,11 @@
 //! ```
 
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::validate::{optional_text, required_text};
+use crate::entity::{member_skill, membership, membership_tombstone, skill_set, unavailability};
 use crate::error::{Error, OnConstraint, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, MembershipId, SkillSetId, UnavailabilityId};
-use crate::persistence::entity::{
-    member_skill, membership, membership_tombstone, skill_set, unavailability,
-};
 use crate::persistence::repo::find_owned;
 use crate::resource::workforce::WorkforceTombstone;
 use crate::service::staff::find_member;

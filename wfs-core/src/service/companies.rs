@@ -11,9 +11,9 @@
 
 use crate::Wfs;
 use crate::domain::validate::required_text;
+use crate::entity::company;
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::CompanyId;
-use crate::persistence::entity::company;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
 

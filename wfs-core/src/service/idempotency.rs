@@ -25,9 +25,9 @@
 use crate::Wfs;
 use crate::WriteTx;
 use crate::domain::idempotency::{Fingerprint, IdempotencyKey};
+use crate::entity::idempotency_record as record;
 use crate::error::{Error, IdempotencyConflict, Result};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::idempotency_record as record;
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};

@@ -1,12 +1,12 @@
 //! Job roles: list, create, update, soft delete.
 
 use crate::Wfs;
-use crate::domain::event::EventData;
+use crate::entity::{job_role, membership};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
-use crate::persistence::entity::{job_role, membership};
 use crate::persistence::repo::owned_by;
 use crate::resource::job_role::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Func};

@@ -2,11 +2,11 @@
 //! live with their wire form in `resource::location`.
 
 use crate::Wfs;
-use crate::domain::event::EventData;
+use crate::entity::{location, membership};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{location, membership};
 use crate::persistence::repo::{find_owned, owned_by};
 use sea_orm::sea_query::{Expr, Func};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};

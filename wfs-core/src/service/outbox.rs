@@ -28,10 +28,10 @@
 //! operator to look at; it is no longer claimed.
 
 use crate::Wfs;
+use crate::entity::outbox;
 use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
-use crate::persistence::entity::outbox;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{

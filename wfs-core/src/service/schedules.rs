@@ -7,9 +7,9 @@
 
 use crate::Wfs;
 use crate::domain::time;
+use crate::entity::{job_role, shift};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, SlotId, UserId};
-use crate::persistence::entity::{job_role, shift};
 use crate::persistence::repo::{self, filter_by, owned_by};
 use crate::persistence::sql;
 use crate::resource::schedule::{HoursDay, OvertimeEntry};

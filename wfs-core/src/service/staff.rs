@@ -8,12 +8,12 @@ pub use bulk::{
 };
 
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::membership::{MembershipStatus, Privilege};
+use crate::entity::{membership, user};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, MembershipId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{membership, user};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use crate::resource::staff::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Query};

@@ -16,13 +16,13 @@
 //! ```
 
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
+use crate::entity::{overtime_record, shift};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, MembershipId, OvertimeId, ShiftId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{overtime_record, shift};
 use crate::resource::shift::Shift;
 use crate::service::shifts::find_shift;
 use crate::service::staff::find_member;

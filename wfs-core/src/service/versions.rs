@@ -9,11 +9,11 @@
 //! steps back.
 
 use crate::Wfs;
-use crate::domain::event::{EventData, ResourceData};
+use crate::entity::membership;
 use crate::error::{Error, Result};
+use crate::event::{EventData, ResourceData};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::membership;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};

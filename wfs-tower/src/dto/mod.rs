@@ -29,3 +29,6 @@ pub(crate) fn not_null<T>(
 pub(crate) fn patched<T: Into<String>>(value: Option<Option<T>>) -> Option<Option<String>> {
     value.map(|v| v.map(Into::into))
 }
+
+#[cfg(test)]
+mod tests;

@@ -73,10 +73,10 @@
 //! wait on a stream: SQLite has one writer, and numbering waits for it.
 
 use crate::Wfs;
-use crate::domain::event::{EventData, EventType};
+use crate::entity::webhook_event;
 use crate::error::{Error, Result};
+use crate::event::{EventData, EventType};
 use crate::ids::{CompanyId, WebhookEventId};
-use crate::persistence::entity::webhook_event;
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};
 use futures_util::Stream;
@@ -195,7 +195,7 @@ impl Wfs {
     /// ```no_run
     /// # async fn run(wfs: wfs_core::Wfs) -> wfs_core::Result<()> {
     /// use futures_util::StreamExt;
-    /// use wfs_core::domain::event::EventData;
+    /// use wfs_core::event::EventData;
     /// use wfs_core::service::events::EventsFrom;
     ///
     /// let mut events = wfs.events(EventsFrom::Now);

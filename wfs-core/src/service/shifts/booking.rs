@@ -3,14 +3,14 @@
 use super::input::{Assignee, Booking, ValidBooking, validate_booking};
 use super::insert_shift;
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time;
+use crate::entity::{membership, shift, shift_slot};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, Ref, SlotId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{membership, shift, shift_slot};
 use crate::persistence::repo::{locked, owned_by};
 use crate::resource::shift::{BookingResult, Shift};
 use chrono::{DateTime, NaiveDate, Utc};

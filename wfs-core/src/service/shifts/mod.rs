@@ -14,13 +14,13 @@ mod input;
 pub use input::{Assignee, Booking, NewShiftSlot};
 
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::time::{self, HhMm};
+use crate::entity::{job_role, location, membership, shift, shift_slot};
 use crate::error::Result;
+use crate::event::EventData;
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{job_role, location, membership, shift, shift_slot};
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use crate::resource::shift::Shift;
 use crate::resource::slot::ShiftSlot;

@@ -26,10 +26,10 @@ mod references;
 
 use super::StaffMember;
 use crate::Wfs;
+use crate::entity::company;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleRef, LocationId, Ref, SkillSetId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::company;
 use fields::{Entry, ValidStaff};
 use references::{ItemError, Lookups, Stored};
 use sea_orm::{ConnectionTrait, EntityTrait, QuerySelect, TransactionSession, TransactionTrait};

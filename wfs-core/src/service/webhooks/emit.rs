@@ -6,13 +6,14 @@
 //! API tests compare the two), and like them it carries no personal data.
 
 use crate::Wfs;
-use crate::domain::event::{EventData, EventType};
-use crate::domain::webhook::{DeliveryStatus, Subscription};
+use crate::domain::webhook::DeliveryStatus;
+use crate::entity::{webhook_delivery, webhook_endpoint};
 use crate::error::{Error, Result};
+use crate::event::Subscription;
+use crate::event::{EventData, EventType};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
-use crate::persistence::entity::{webhook_delivery, webhook_endpoint};
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql;
 use chrono::{DateTime, SecondsFormat, Utc};

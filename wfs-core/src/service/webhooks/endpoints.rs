@@ -4,15 +4,16 @@
 
 use super::emit;
 use crate::Wfs;
-use crate::domain::event::{EventData, TestData};
 use crate::domain::webhook::{
-    DESCRIPTION_MAX, DisabledReason, ENDPOINTS_MAX, EndpointUrl, EventType, ROTATION_OVERLAP,
-    Subscription, WebhookSecret, is_public,
+    DESCRIPTION_MAX, DisabledReason, ENDPOINTS_MAX, EndpointUrl, ROTATION_OVERLAP, WebhookSecret,
+    is_public,
 };
+use crate::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
 use crate::error::{Error, Result};
+use crate::event::{EventData, TestData};
+use crate::event::{EventType, Subscription};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{company, webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::repo::{find_owned, locked, owned_by};
 use chrono::{DateTime, Utc};
 use sea_orm::{

@@ -3,10 +3,11 @@
 
 use super::{PAGE_DEFAULT, PAGE_MAX};
 use crate::Wfs;
-use crate::domain::webhook::{DeliveryStatus, EventType};
+use crate::domain::webhook::DeliveryStatus;
+use crate::entity::{webhook_delivery, webhook_event};
 use crate::error::{Error, Result};
+use crate::event::EventType;
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
-use crate::persistence::entity::{webhook_delivery, webhook_event};
 use crate::persistence::repo::owned_by;
 use chrono::{DateTime, Utc};
 use sea_orm::{

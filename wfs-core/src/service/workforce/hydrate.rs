@@ -4,10 +4,10 @@
 use super::weight::Embedded;
 use crate::domain::membership::MembershipStatus;
 use crate::domain::supply::SupplyStatus;
+use crate::entity::{job_role, location, member_skill, membership, skill_set};
 use crate::error::Result;
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{job_role, location, member_skill, membership, skill_set};
 use crate::resource::workforce::{NamedRef, Qualification, WorkforceResource};
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};

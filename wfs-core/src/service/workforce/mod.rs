@@ -39,10 +39,10 @@ mod hydrate;
 mod weight;
 
 use crate::Wfs;
+use crate::entity::membership_tombstone;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::membership_tombstone;
 use crate::persistence::repo::owned_by;
 use crate::persistence::sql::{self, FeedEntry};
 use crate::resource::workforce::{

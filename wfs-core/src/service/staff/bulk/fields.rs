@@ -3,9 +3,9 @@
 
 use super::{BulkStaffItem, NewStaffMember, RejectedStaff};
 use crate::domain::membership::Privilege;
+use crate::domain::validate::normalize_email;
 use crate::domain::validate::required_text;
 use crate::error::{Error, Result};
-use crate::domain::validate::normalize_email;
 
 const NAME_MAX: usize = 100;
 const USER_NAME_MAX: usize = 64;

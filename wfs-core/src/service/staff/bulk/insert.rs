@@ -5,12 +5,12 @@ use super::StaffMember;
 use super::fields::ValidStaff;
 use super::references::{EMAIL_TAKEN, Resolved, USER_NAME_TAKEN};
 use crate::Wfs;
-use crate::domain::event::EventData;
 use crate::domain::membership::MembershipStatus;
+use crate::entity::{member_skill, membership, user};
 use crate::error::{Error, Result};
+use crate::event::EventData;
 use crate::ids::{CompanyId, MembershipId, UserId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{member_skill, membership, user};
 use crate::service::outbox::{Email, KIND_WELCOME_EMAIL};
 use sea_orm::{ActiveModelTrait, EntityTrait, Set, SqlErr};
 

@@ -4,10 +4,10 @@
 
 use super::NewStaffMember;
 use super::fields::ValidStaff;
+use crate::entity::{job_role, location, skill_set, user};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, JobRoleRef, LocationId, Ref, SkillSetId};
 use crate::persistence::WfsConn;
-use crate::persistence::entity::{job_role, location, skill_set, user};
 use crate::persistence::repo::owned_by;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};

@@ -2,8 +2,8 @@
 
 use super::{Claim, ENDPOINTS_PER_PASS, LEASE_MARGIN, Worker, chrono_duration};
 use crate::domain::webhook::DeliveryStatus;
+use crate::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::error::Result;
-use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::{WfsConn, repo};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait};

@@ -34,8 +34,8 @@
 use super::{CommittedEvent, WebhookSettings};
 use crate::Wfs;
 use crate::domain::webhook::AttemptError;
+use crate::entity::webhook_endpoint;
 use crate::error::{Error, Result};
-use crate::persistence::entity::webhook_endpoint;
 use crate::service::events::{EventsFrom, Reader};
 use chrono::{DateTime, Utc};
 use std::future::Future;

@@ -3,8 +3,8 @@
 
 use super::{Attempted, Claim, Outcome, Worker, chrono_duration};
 use crate::domain::webhook::{AttemptError, DeliveryStatus, DisabledReason, RETENTION};
+use crate::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::error::Result;
-use crate::persistence::entity::{webhook_delivery, webhook_endpoint, webhook_event};
 use crate::persistence::{WfsConn, repo};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait};

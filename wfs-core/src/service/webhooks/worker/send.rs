@@ -4,8 +4,8 @@
 use super::address::{HostError, judge, resolve};
 use super::{Claim, Outcome, Worker};
 use crate::domain::webhook::AttemptError;
+use crate::entity::webhook_endpoint;
 use crate::error::{Error, Result};
-use crate::persistence::entity::webhook_endpoint;
 use chrono::{DateTime, Utc};
 use std::net::IpAddr;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! sea-orm entities: one module per table. Only `persistence` and the services use them.
+//! sea-orm entities: one module per table. They import nothing of the crate, so every module that reads rows (`persistence`, `resource`, the services) may sit above them.
 #![allow(missing_docs)]
 
 pub mod api_key;

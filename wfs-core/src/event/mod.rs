@@ -27,6 +27,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod subscription;
+pub use subscription::Subscription;
+
 macro_rules! catalogue {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal ($payload:ty),)*) => {
         /// Every event type of the catalogue.
