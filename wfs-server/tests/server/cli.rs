@@ -184,7 +184,7 @@ fn company_of(created: &std::process::Output) -> String {
 #[tokio::test]
 async fn migrate_applies_pending_migrations_once_and_says_what_it_did() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "cli").await;
+    let (url, _cluster) = common::database(&dir, "cli").await;
 
     let first = run(&["migrate", "--database-url", &url], "");
     assert!(first.status.success(), "{}", stderr_of(&first));
@@ -638,6 +638,7 @@ fn an_unanswering_database_server_is_reported_within_seconds() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_postgres_database_that_does_not_exist_is_named() {
+    let _cluster = common::cluster_share().await;
     let admin_url = std::env::var("WFS_TEST_DATABASE_URL").unwrap();
     let (base, _) = admin_url.rsplit_once('/').unwrap();
     let url = format!("{base}/wfs_no_such_database_here");
@@ -698,7 +699,7 @@ fn spawn_logged(args: &[&str]) -> Server {
 #[tokio::test]
 async fn logs_written_to_a_pipe_have_no_colour_codes_and_no_migration_chatter() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "cli").await;
+    let (url, _cluster) = common::database(&dir, "cli").await;
     // Twice: the second start finds the migration table (PostgreSQL's notice case).
     for _ in 0..2 {
         let mut server = spawn_logged(&["serve", "--bind", "127.0.0.1:0", "--database-url", &url]);
@@ -849,7 +850,7 @@ fn demo_on_a_taken_port_fails_before_seeding_or_printing_a_key() {
 #[tokio::test]
 async fn sigterm_the_moment_serve_says_listening_drains_it_every_time() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "cli").await;
+    let (url, _cluster) = common::database(&dir, "cli").await;
     let migrated = run(&["migrate", "--database-url", &url], "");
     assert!(migrated.status.success(), "{}", stderr_of(&migrated));
     for round in 0..30 {
@@ -880,7 +881,7 @@ async fn sigterm_the_moment_the_demo_prints_drains_it_every_time() {
 #[tokio::test]
 async fn database_schema_puts_wfs_in_its_own_postgres_schema_and_is_refused_for_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "cli").await;
+    let (url, _cluster) = common::database(&dir, "cli").await;
 
     // A name that is not a plain lower-case identifier is a usage error.
     let bad = run(

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
@@ -45,14 +45,37 @@ pub async fn postgres_database(admin_url: &str, tag: &str) -> String {
     format!("{base}/{name}")
 }
 
+/// The PostgreSQL cluster of `WFS_TEST_DATABASE_URL` as the tests of this process share
+/// it: a test that uses the cluster holds a [`ClusterShare`] while it runs, and the
+/// outage test (`faults`), which stops and restarts the cluster, holds
+/// [`cluster_alone`] and so runs while no other test uses it. (In test binaries of
+/// their own they were kept apart by cargo running one binary at a time.)
+static CLUSTER: LazyLock<Arc<tokio::sync::RwLock<()>>> = LazyLock::new(Arc::default);
+
+/// A test's share of the cluster (see [`CLUSTER`]): keep it until the test ends.
+pub type ClusterShare = tokio::sync::OwnedRwLockReadGuard<()>;
+
+/// Waits until the outage test, if it runs, is done with the cluster.
+pub async fn cluster_share() -> ClusterShare {
+    CLUSTER.clone().read_owned().await
+}
+
+/// Waits until no other test uses the cluster, and keeps them off it until dropped.
+pub async fn cluster_alone() -> tokio::sync::OwnedRwLockWriteGuard<()> {
+    CLUSTER.clone().write_owned().await
+}
+
 /// A fresh database: a new PostgreSQL database next to the one `WFS_TEST_DATABASE_URL`
 /// names when it is set (the PostgreSQL leg of `.ci/run`), else a temp-file SQLite in
-/// `dir` (WAL: several server processes on one file are fine).
-pub async fn database(dir: &tempfile::TempDir, tag: &str) -> String {
-    match std::env::var("WFS_TEST_DATABASE_URL") {
+/// `dir` (WAL: several server processes on one file are fine). With it the test's
+/// [`ClusterShare`], held on SQLite too (it costs nothing there): keep it to the end.
+pub async fn database(dir: &tempfile::TempDir, tag: &str) -> (String, ClusterShare) {
+    let share = cluster_share().await;
+    let url = match std::env::var("WFS_TEST_DATABASE_URL") {
         Ok(admin_url) => postgres_database(&admin_url, tag).await,
         Err(_) => sqlite_url(dir),
-    }
+    };
+    (url, share)
 }
 
 /// `create-admin` of the company "Acme Care" for `email` with [`PASSWORD`] and `extra`

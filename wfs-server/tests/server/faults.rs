@@ -907,7 +907,9 @@ async fn healthz(http: &reqwest::Client, server: &Server) -> (u16, Duration, Opt
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "stops and restarts a PostgreSQL cluster: runs in the PostgreSQL leg of .ci/run"]
 async fn a_postgres_outage_answers_503_with_retry_after_and_loses_no_acknowledged_write() {
-    // Arrange
+    // Arrange: no other test of this process on the cluster while it is down (declared
+    // first, so that it is released last, after the cluster is restarted).
+    let _alone = common::cluster_alone().await;
     let cluster = Cluster::from_env().unwrap_or_else(|why| panic!("no cluster to stop: {why}"));
     let _restart = RestartOnDrop(cluster.clone());
     let url = common::postgres_database(&cluster.admin_url, "faults").await;

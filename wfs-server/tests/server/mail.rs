@@ -111,11 +111,12 @@ struct World {
     clock: FixedClock,
     company: CompanyId,
     _dir: tempfile::TempDir,
+    _cluster: common::ClusterShare,
 }
 
 async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "mail").await;
+    let (url, cluster) = common::database(&dir, "mail").await;
     let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
     store.migrate().await.unwrap();
     let clock = FixedClock::new(Utc.with_ymd_and_hms(2026, 11, 18, 9, 0, 0).unwrap());
@@ -141,6 +142,7 @@ async fn world() -> World {
         clock,
         company,
         _dir: dir,
+        _cluster: cluster,
     }
 }
 

@@ -98,7 +98,7 @@ fn looks_like_an_id(s: &str) -> bool {
 async fn metrics_show_requests_by_route_template_pool_outbox_and_webhook_series() {
     let dir = tempfile::tempdir().unwrap();
     // On PostgreSQL the pool gauge reads the PostgreSQL pool.
-    let url = common::database(&dir, "metrics").await;
+    let (url, _cluster) = common::database(&dir, "metrics").await;
     create_admin(&url);
     let server = start(&url, &[]);
     let http = reqwest::Client::new();
@@ -435,7 +435,7 @@ fn receiver(status: u16) -> std::net::SocketAddr {
 #[tokio::test]
 async fn webhook_delivery_attempts_are_counted_by_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    let url = common::database(&dir, "metrics").await;
+    let (url, _cluster) = common::database(&dir, "metrics").await;
     create_admin(&url);
     let server = start(
         &url,

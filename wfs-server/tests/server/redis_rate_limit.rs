@@ -154,15 +154,18 @@ fn assert_log_keeps_the_password(server: &Server) {
 }
 
 /// A database with a company, and two servers on it sharing `redis`: the first one
-/// migrates before the second starts.
-async fn two_servers(dir: &tempfile::TempDir, redis_url: &str) -> (Server, Server) {
-    let url = common::database(dir, "redis_rl").await;
+/// migrates before the second starts. With them the test's share of the cluster.
+async fn two_servers(
+    dir: &tempfile::TempDir,
+    redis_url: &str,
+) -> (Server, Server, common::ClusterShare) {
+    let (url, cluster) = common::database(dir, "redis_rl").await;
     create_admin(&url);
     // A generous Redis timeout: on a loaded machine a request that waited the default
     // 100 ms would be decided locally, and the test would not show the shared budget.
     let a = start(&url, redis_url, &["--redis-timeout", "5s"]);
     let b = start(&url, redis_url, &["--redis-timeout", "5s"]);
-    (a, b)
+    (a, b, cluster)
 }
 
 /// A new API key (`workforce:read`), made through the API of `server`.
@@ -322,7 +325,7 @@ async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
     // Arrange: two servers on one database and one Redis.
     let redis = Redis::start();
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = two_servers(&dir, &redis.url()).await;
+    let (a, b, _cluster) = two_servers(&dir, &redis.url()).await;
     let http = reqwest::Client::new();
     let key = new_key(&http, &a).await;
     a.wait_for_log("rate limit: shared through Redis");
@@ -350,7 +353,7 @@ async fn while_redis_is_down_requests_are_served_and_limited_per_server_and_shar
     // Arrange: two servers sharing a Redis that answers.
     let mut redis = Redis::start();
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = two_servers(&dir, &redis.url()).await;
+    let (a, b, _cluster) = two_servers(&dir, &redis.url()).await;
     let http = reqwest::Client::new();
     a.wait_for_log("rate limit: shared through Redis");
     b.wait_for_log("rate limit: shared through Redis");

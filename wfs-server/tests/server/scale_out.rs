@@ -12,13 +12,15 @@ use std::time::{Duration, Instant};
 /// The bound this project documents for a change to reach another process.
 const PROPAGATION_BOUND: Duration = Duration::from_millis(100);
 
-/// A fresh database with the admin in the cluster of `WFS_TEST_DATABASE_URL`.
-async fn postgres_database() -> String {
+/// A fresh database with the admin in the cluster of `WFS_TEST_DATABASE_URL`, and the
+/// test's share of the cluster (keep it to the end).
+async fn postgres_database() -> (String, common::ClusterShare) {
+    let share = common::cluster_share().await;
     let admin_url = std::env::var("WFS_TEST_DATABASE_URL")
         .expect("WFS_TEST_DATABASE_URL names the PostgreSQL cluster to test on");
     let url = common::postgres_database(&admin_url, "scale").await;
     common::create_admin(&url);
-    url
+    (url, share)
 }
 
 fn start(url: &str) -> Server {
@@ -83,7 +85,7 @@ fn median(mut took: Vec<Duration>) -> Duration {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_key_revoked_on_one_server_is_refused_by_the_other_within_the_bound() {
-    let url = postgres_database().await;
+    let (url, _cluster) = postgres_database().await;
     let (a, b, http, token) = two_servers(&url).await;
     let mut took = Vec::new();
     for _ in 0..5 {
@@ -136,7 +138,7 @@ async fn a_key_revoked_on_one_server_is_refused_by_the_other_within_the_bound() 
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_key_rotated_on_one_server_takes_its_new_secret_only_on_the_other() {
-    let url = postgres_database().await;
+    let (url, _cluster) = postgres_database().await;
     let (a, b, http, token) = two_servers(&url).await;
     let key = new_key(&http, &a, &token).await;
     assert_eq!(
@@ -184,7 +186,7 @@ async fn a_key_rotated_on_one_server_takes_its_new_secret_only_on_the_other() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_role_created_on_one_server_is_listed_by_the_other() {
-    let url = postgres_database().await;
+    let (url, _cluster) = postgres_database().await;
     let (a, b, http, token) = two_servers(&url).await;
     let key = new_key(&http, &a, &token).await;
     for n in 0..5 {
@@ -234,7 +236,7 @@ async fn a_role_created_on_one_server_is_listed_by_the_other() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn the_same_idempotency_key_sent_to_both_servers_at_once_creates_once() {
-    let url = postgres_database().await;
+    let (url, _cluster) = postgres_database().await;
     let (a, b, http, token) = two_servers(&url).await;
     let key = new_key(&http, &a, &token).await;
     for round in 0..10 {

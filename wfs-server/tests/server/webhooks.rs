@@ -186,7 +186,7 @@ async fn eventually(limit: Duration, what: &str, mut done: impl FnMut() -> bool)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_survives_a_server_crash_while_the_receiver_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let db = common::database(&dir, "wh").await;
+    let (db, _cluster) = common::database(&dir, "wh").await;
     create_admin(&db);
     let receiver = Receiver::default();
     receiver.failing.store(true, Ordering::SeqCst);
@@ -273,7 +273,7 @@ fn futures_lite_block<F: std::future::Future>(f: F) -> F::Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_database_never_send_an_attempt_twice_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let db = common::database(&dir, "wh").await;
+    let (db, _cluster) = common::database(&dir, "wh").await;
     create_admin(&db);
     let receiver = Receiver::default();
     receiver.hold_ms.store(40, Ordering::SeqCst);
