@@ -144,7 +144,7 @@ async fn heavy(f: common::Fixture) {
                 embedded += page.data.iter().map(|e| e.shifts.len()).sum::<usize>();
                 match page.pagination.next_cursor {
                     Some(cursor) => {
-                        path = format!("/external/v1/workforce/resources?cursor={cursor}")
+                        path = format!("/external/v1/workforce/resources?cursor={cursor}");
                     }
                     None => break,
                 }

@@ -61,7 +61,7 @@ async fn main() -> ExitCode {
     let client = match WfsClient::new(&settings.base_url, &settings.key, &settings.secret) {
         Ok(client) => client,
         Err(e) => {
-            eprintln!("error: cannot set up the client: {}", e);
+            eprintln!("error: cannot set up the client: {e}");
             return ExitCode::from(2);
         }
     };
@@ -79,7 +79,7 @@ async fn main() -> ExitCode {
     let items = match first {
         Ok(items) => items,
         Err(e) => {
-            eprintln!("error: the full sync failed: {}", e);
+            eprintln!("error: the full sync failed: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -127,10 +127,10 @@ async fn main() -> ExitCode {
             }
             // The checkpoint has not moved: the next poll asks again.
             Err(e) if e.is_retryable() => {
-                eprintln!("warning: poll failed, trying again later: {}", e);
+                eprintln!("warning: poll failed, trying again later: {e}");
             }
             Err(e) => {
-                eprintln!("error: poll failed: {}", e);
+                eprintln!("error: poll failed: {e}");
                 return ExitCode::FAILURE;
             }
         }
@@ -271,7 +271,7 @@ impl Mirror {
         }
         match (held, &new_state) {
             (Some(old), State::Deleted) => {
-                println!("- {id} v{} -> v{version} deleted", old.version)
+                println!("- {id} v{} -> v{version} deleted", old.version);
             }
             (None, State::Deleted) => println!("- {id} v{version} deleted"),
             (

@@ -28,6 +28,11 @@ use std::{env, fs, path::PathBuf};
 
 use progenitor::{GenerationSettings, Generator, HooksMode, InterfaceStyle, TagStyle, TypeImpl};
 
+/// Create bodies that derive `Default`, so a caller names the fields it sets and
+/// writes `..Default::default()` for the rest: a field the server adds to one of these
+/// resources then needs no edit in code that creates it.
+const DEFAULT_BODIES: &[&str] = &["CreateJobRoleRequest", "CreateLocationRequest"];
+
 /// The package's copy of the document, read by this build.
 const SPEC: &str = "openapi.yaml";
 /// The workspace's document, absent from the published package.
@@ -67,6 +72,12 @@ fn main() {
         // The generated PATCH bodies implement `Default` (typify asks, for types that
         // embed them).
         settings.with_replacement(schema, path, [TypeImpl::Default].into_iter());
+    }
+    for schema in DEFAULT_BODIES {
+        settings.with_patch(
+            schema,
+            progenitor::TypePatch::default().with_derive("Default"),
+        );
     }
     let mut generator = Generator::new(&settings);
     let tokens = generator

@@ -457,8 +457,10 @@ async fn under_a_mount_prefix_try_it_out_calls_the_api_under_that_prefix() {
     let answers = dom
         .split_once("ANSWERS ")
         .and_then(|(_, rest)| rest.split_once("</pre>"))
-        .map(|(answers, _)| answers.replace("&quot;", "\""))
-        .unwrap_or_else(|| panic!("the trial did not finish:\n{dom}\n{log}"));
+        .map_or_else(
+            || panic!("the trial did not finish:\n{dom}\n{log}"),
+            |(answers, _)| answers.replace("&quot;", "\""),
+        );
     let answers: Vec<String> = serde_json::from_str(&answers).unwrap();
     let base = format!("http://{addr}/partners/external/v1");
     assert_eq!(

@@ -587,7 +587,10 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
         .await
         .unwrap();
     assert_eq!(everything.len(), 5, "four members and the admin");
-    let versions: Vec<_> = everything.iter().map(|i| i.resource_version()).collect();
+    let versions: Vec<_> = everything
+        .iter()
+        .map(wfs_client::types::WorkforceItem::resource_version)
+        .collect();
     assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
 
     let mut feed = s.client.workforce_feed(WorkforceQuery::default());
@@ -604,13 +607,18 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
     tx.commit().await.unwrap();
 
     let changes = feed.poll().await.unwrap();
-    let changed: Vec<_> = changes.iter().map(|i| i.staff_resource_id()).collect();
+    let changed: Vec<_> = changes
+        .iter()
+        .map(wfs_client::types::WorkforceItem::staff_resource_id)
+        .collect();
     assert_eq!(changed, [ids[0].as_str(), ids[1].as_str()]);
     match &changes[0] {
         types::WorkforceItem::Resource(r) => {
-            assert_eq!(r.supply_status, SupplyStatus::Inactive)
+            assert_eq!(r.supply_status, SupplyStatus::Inactive);
         }
-        other => panic!("expected a resource, got {other:?}"),
+        other @ types::WorkforceItem::Tombstone(_) => {
+            panic!("expected a resource, got {other:?}")
+        }
     }
     assert!(changes[1].is_deleted());
     let tombstone = s.client.get_workforce_resource(&ids[1]).await.unwrap();

@@ -36,11 +36,11 @@ impl Consumer {
             let mut path = String::from("/external/v1/workforce/resources?limit=50");
             match (&cursor, &self.since) {
                 (Some(c), Some(since)) => {
-                    path.push_str(&format!("&cursor={c}&updated_since={}", urlencode(since)))
+                    path.push_str(&format!("&cursor={c}&updated_since={}", urlencode(since)));
                 }
                 (Some(c), None) => path.push_str(&format!("&cursor={c}")),
                 (None, Some(since)) => {
-                    path.push_str(&format!("&updated_since={}", urlencode(since)))
+                    path.push_str(&format!("&updated_since={}", urlencode(since)));
                 }
                 (None, None) => {}
             }

@@ -1148,8 +1148,7 @@ async fn a_control_character_in_a_string_is_400_naming_the_field_except_tab_cr_l
     let res = app.send(sign_in_req(&acme.email, "pass\u{0}word")).await;
     assert!(
         res.status.as_u16() == 400 || res.status.as_u16() == 401,
-        "a NUL in the password: {:?}",
-        res
+        "a NUL in the password: {res:?}"
     );
 }
 

@@ -57,7 +57,7 @@ impl TestResponse {
     pub fn error_message(&self) -> &str {
         assert_eq!(
             self.body["error"]["code"].as_u64(),
-            Some(self.status.as_u16() as u64),
+            Some(u64::from(self.status.as_u16())),
             "error body must carry the status as code: {:?}",
             self.body
         );

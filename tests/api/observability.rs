@@ -427,7 +427,7 @@ fn metrics_by_labels(snapshot: Vec<Entry>) -> Recorded {
                     samples.iter().all(|s| s.0 >= 0.0 && s.0 < 60.0),
                     "{samples:?}"
                 );
-                histograms.push((labels(&key), samples.len()))
+                histograms.push((labels(&key), samples.len()));
             }
             _ => {}
         }

@@ -193,9 +193,9 @@ async fn schedules_filter_by_users_location_role_and_slot() {
         .iter()
         .map(|x| x["userId"].as_str().unwrap())
         .collect();
-    users.sort();
+    users.sort_unstable();
     let mut expected = vec![ada.as_str(), bob.as_str()];
-    expected.sort();
+    expected.sort_unstable();
     assert_eq!(users, expected);
 
     assert_eq!(

@@ -1,5 +1,5 @@
 //! `/external/v1/webhooks/*`: endpoints, their deliveries, and the events every change
-//! writes (the contract is `webhooks.md`). No worker runs here: deliveries stay
+//! writes (the contract is `docs/spec/webhooks.md`). No worker runs here: deliveries stay
 //! `pending`, which is what lets these tests read them.
 
 use crate::helpers::*;

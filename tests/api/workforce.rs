@@ -122,9 +122,9 @@ async fn the_feed_shows_each_membership_without_personal_data_in_version_order()
         "resource_version",
         "updated_at",
     ];
-    expected.sort();
+    expected.sort_unstable();
     let mut keys = keys;
-    keys.sort();
+    keys.sort_unstable();
     assert_eq!(keys, expected);
     assert_eq!(r["role"], json!({"id": s.role, "name": "Nurse"}));
     assert_eq!(

@@ -3,7 +3,7 @@
 //!
 //! Why: progenitor's `openapiv3` model cannot parse 3.1's `type: [T, "null"]`, and the
 //! generator refuses any version that is not `3.0.x`; utoipa has no 3.0 output. The
-//! rewrite is lossless for the constructs the server emits (see deps.md, section 3).
+//! rewrite is lossless for the constructs the server emits (see docs/dependencies.md, section 3).
 //! It lives in its own file so that `build.rs` and a unit test can both include it.
 
 use serde_json::{Map, Value, json};

@@ -118,9 +118,9 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         match self {
             Error::Transport(e) => retry::is_retryable_transport(e),
-            Error::Api { status, .. } => StatusCode::from_u16(*status)
-                .map(retry::is_retryable_status)
-                .unwrap_or(false),
+            Error::Api { status, .. } => {
+                StatusCode::from_u16(*status).is_ok_and(retry::is_retryable_status)
+            }
             _ => false,
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! wfs pushes every change it can show to the endpoints an integrator registers, in the
 //! [Standard Webhooks 1.0](https://www.standardwebhooks.com/) format
-//! (`shared/spec/webhooks.md`). A delivery is a `POST` whose body is
+//! (`docs/spec/webhooks.md` in the repository). A delivery is a `POST` whose body is
 //! `{"type": ..., "timestamp": ..., "data": {...}}` and whose headers are:
 //!
 //! - `webhook-id`: the event id, the same on every retry and replay: de-duplicate by it;

@@ -113,7 +113,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     {
         self.map
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(key)
             .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
             .map(|(value, _)| value.clone())
@@ -127,7 +127,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     {
         self.map
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .contains_key(key)
     }
 
@@ -143,7 +143,10 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     /// value may predate that change), or the cache is full. Its age counts from the
     /// ticket: the read began then.
     pub(crate) fn fill(&self, ticket: Ticket, key: K, value: V) {
-        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .map
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
@@ -167,13 +170,19 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .map
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.generation.fetch_add(1, Ordering::AcqRel);
         map.remove(key);
     }
 
     pub(crate) fn clear(&self) {
-        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .map
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.generation.fetch_add(1, Ordering::AcqRel);
         map.clear();
     }

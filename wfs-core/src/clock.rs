@@ -38,18 +38,27 @@ impl FixedClock {
 
     /// Moves the clock to `at`.
     pub fn set(&self, at: DateTime<Utc>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = at.trunc_subsecs(6);
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = at.trunc_subsecs(6);
     }
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: chrono::Duration) {
-        let mut now = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut now = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *now += by;
     }
 }
 
 impl Clock for FixedClock {
     fn now(&self) -> DateTime<Utc> {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

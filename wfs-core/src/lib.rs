@@ -92,7 +92,9 @@ impl Wfs {
             clock: Arc::new(SystemClock),
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
             sign_in_throttle: Arc::default(),
-            webhooks: Arc::new(service::webhooks::Webhooks::new(Default::default())),
+            webhooks: Arc::new(service::webhooks::Webhooks::new(
+                service::webhooks::WebhookSettings::default(),
+            )),
             in_flight: Arc::default(),
         })
     }

@@ -204,7 +204,7 @@ pub(crate) struct ServeArgs {
     pub(crate) webhooks: WebhookArgs,
 }
 
-/// How webhooks are delivered (`webhooks.md`, "Delivery").
+/// How webhooks are delivered (`docs/spec/webhooks.md`, "Delivery").
 #[derive(Debug, Clone, Args)]
 pub(crate) struct WebhookArgs {
     /// Allow webhook endpoints on plain http and on loopback, private, link-local

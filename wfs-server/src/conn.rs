@@ -138,6 +138,7 @@ impl<T> std::fmt::Debug for Deadlines<T> {
 }
 
 impl<T> Deadlines<T> {
+    /// Wraps an accepted socket; the head deadline runs from now.
     pub fn new(io: T, in_flight: Arc<InFlight>, timeouts: Timeouts) -> Self {
         Self {
             io,
@@ -277,7 +278,7 @@ impl AddressCap {
     pub fn new(limit: usize, exempt: &[IpAddr]) -> Arc<Self> {
         Arc::new(Self {
             limit,
-            exempt: exempt.iter().map(|ip| ip.to_canonical()).collect(),
+            exempt: exempt.iter().map(std::net::IpAddr::to_canonical).collect(),
             open: Mutex::new(HashMap::new()),
         })
     }
@@ -298,7 +299,7 @@ impl AddressCap {
         let mut open = self
             .open
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let count = open.entry(block).or_insert(0);
         if *count >= self.limit {
             return None;
@@ -312,7 +313,7 @@ impl AddressCap {
     fn addresses(&self) -> usize {
         self.open
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .len()
     }
 }
@@ -340,7 +341,7 @@ impl Drop for AddressSlot {
         let mut open = cap
             .open
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(count) = open.get_mut(&block) {
             *count -= 1;
             if *count == 0 {

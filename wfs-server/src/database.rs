@@ -164,9 +164,11 @@ fn db_err(err: &wfs_core::Error) -> Option<&DbErr> {
 /// The innermost words: the sqlx error's own text, without sea-orm's prefixes.
 fn driver_words(err: &wfs_core::Error) -> String {
     match db_err(err) {
-        Some(DbErr::Conn(RuntimeErr::SqlxError(e)))
-        | Some(DbErr::Exec(RuntimeErr::SqlxError(e)))
-        | Some(DbErr::Query(RuntimeErr::SqlxError(e))) => e.to_string(),
+        Some(
+            DbErr::Conn(RuntimeErr::SqlxError(e))
+            | DbErr::Exec(RuntimeErr::SqlxError(e))
+            | DbErr::Query(RuntimeErr::SqlxError(e)),
+        ) => e.to_string(),
         Some(DbErr::Conn(RuntimeErr::Internal(s))) => s.clone(),
         Some(other) => other.to_string(),
         None => err.to_string(),

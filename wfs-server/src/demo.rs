@@ -259,7 +259,7 @@ impl Demo<'_> {
                             first.to_lowercase(),
                             last.to_lowercase()
                         ),
-                        phone: format!("+1617555{:04}", n),
+                        phone: format!("+1617555{n:04}"),
                         gender: if n % 2 == 0 { "female" } else { "male" }.into(),
                         country_id: "US".into(),
                         assigned_branch_id: (*location).into(),
@@ -310,8 +310,9 @@ impl Demo<'_> {
                     for (name, start, end) in shifts {
                         let book_date = first_day
                             + Duration::days(i64::from(
-                                (7 + day as i64 - first_day.weekday().num_days_from_sunday() as i64)
-                                    .rem_euclid(7) as u8,
+                                (7 + i64::from(day)
+                                    - i64::from(first_day.weekday().num_days_from_sunday()))
+                                .rem_euclid(7) as u8,
                             ));
                         let input = NewShiftSlot {
                             branch_id: (*location).into(),

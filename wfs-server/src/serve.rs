@@ -177,8 +177,8 @@ pub(crate) async fn run(
     background.stop_metrics();
     tracing::info!("shutting down: draining in-flight requests");
     tokio::select! {
-        _ = graceful.shutdown() => tracing::info!("all connections closed"),
-        _ = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
+        () = graceful.shutdown() => tracing::info!("all connections closed"),
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),
     }
     background.stop().await;
     wfs.store().clone().close().await?;
@@ -314,7 +314,7 @@ async fn accept_until_shutdown(
     loop {
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot?,
-            _ = &mut shutdown => break,
+            () = &mut shutdown => break,
         };
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -325,7 +325,7 @@ async fn accept_until_shutdown(
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             },
-            _ = &mut shutdown => break,
+            () = &mut shutdown => break,
         }
     }
     drop(listener);
@@ -399,7 +399,7 @@ async fn serve_metrics(
                 Ok(slot) => slot,
                 Err(_) => break,
             },
-            _ = stop_requested(&mut stopped) => break,
+            () = stop_requested(&mut stopped) => break,
         };
         let (stream, _) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -410,7 +410,7 @@ async fn serve_metrics(
                     continue;
                 }
             },
-            _ = stop_requested(&mut stopped) => break,
+            () = stop_requested(&mut stopped) => break,
         };
         let in_flight = Arc::new(InFlight::default());
         let io = Deadlines::new(stream, in_flight.clone(), Timeouts::default());

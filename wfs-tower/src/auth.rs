@@ -55,7 +55,7 @@ fn header<'a>(parts: &'a Parts, name: &str) -> Option<&'a [u8]> {
     parts
         .headers
         .get(name)
-        .map(|v| v.as_bytes())
+        .map(http::HeaderValue::as_bytes)
         .filter(|v| !v.is_empty())
 }
 
@@ -205,7 +205,10 @@ impl Authenticator {
         }
         let now = self.wfs.now();
         {
-            let mut touched = self.touched.lock().unwrap_or_else(|p| p.into_inner());
+            let mut touched = self
+                .touched
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             match touched.get(&key.key_id) {
                 Some(at) if now - *at < wfs_core::service::api_keys::LAST_USED_GRANULARITY => {
                     return;

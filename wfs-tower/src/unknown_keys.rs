@@ -74,7 +74,9 @@ impl UnknownKeyReads {
     }
 
     fn full_at(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Instant>> {
-        self.full_at.lock().unwrap_or_else(|p| p.into_inner())
+        self.full_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

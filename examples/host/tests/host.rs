@@ -5,6 +5,10 @@
 //!
 //! Needs `WFS_TEST_DATABASE_URL` (a PostgreSQL URL whose user may create databases)
 //! and `--include-ignored`; a SQLite run reports it as ignored.
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario of the host's day, top to bottom"
+)]
 
 use futures_util::StreamExt;
 use reqwest::StatusCode;

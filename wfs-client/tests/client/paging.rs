@@ -89,7 +89,10 @@ async fn workforce_resources_follow_next_cursor_across_three_pages() {
         .await
         .unwrap();
 
-    let versions: Vec<i64> = items.iter().map(|i| i.resource_version()).collect();
+    let versions: Vec<i64> = items
+        .iter()
+        .map(wfs_client::types::WorkforceItem::resource_version)
+        .collect();
     assert_eq!(versions, [1, 2, 3, 4, 5]);
     assert!(items[3].is_deleted());
     assert_eq!(items[3].staff_resource_id(), "m1");

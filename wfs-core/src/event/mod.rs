@@ -1,5 +1,5 @@
 //! The event catalogue, written once: every event type of
-//! [`webhooks.md`](../../../shared/spec/webhooks.md#events), its wire name, and the typed
+//! `docs/spec/webhooks.md` ("Events"), its wire name, and the typed
 //! payload it carries.
 //!
 //! The one list in the `catalogue!` macro below generates both [`EventType`] (the names, for
@@ -118,7 +118,7 @@ impl fmt::Display for EventType {
 }
 
 /// `workforce.resource.updated` (snake_case, like the workforce feed): a notification
-/// that the resource changed, not the resource (`webhooks.md` fixes these three
+/// that the resource changed, not the resource (`docs/spec/webhooks.md` fixes these three
 /// fields), so a receiver fetches the resource when it needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceData {

@@ -163,12 +163,11 @@ impl Changes {
     /// The hub, and on PostgreSQL the receiving end of its notifier for [`notify`].
     pub(crate) fn new(backend: DatabaseBackend) -> (Self, Option<mpsc::UnboundedReceiver<Topic>>) {
         let postgres = backend == DatabaseBackend::Postgres;
-        let (notifier, outbox) = match postgres {
-            true => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (Some(tx), Some(rx))
-            }
-            false => (None, None),
+        let (notifier, outbox) = if postgres {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
         };
         let hub = Self {
             caches: Caches::new(postgres.then_some(POSTGRES_TTL)),
@@ -355,7 +354,7 @@ impl Changes {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Sends settled topics to every process on PostgreSQL, several per statement, until

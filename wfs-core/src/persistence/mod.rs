@@ -158,7 +158,7 @@ impl Store {
         } else {
             options.max_connections
         })
-        .min_connections(if in_memory { 1 } else { 0 })
+        .min_connections(u32::from(in_memory))
         .acquire_timeout(options.acquire_timeout)
         .sqlx_logging(false);
         if in_memory {

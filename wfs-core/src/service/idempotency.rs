@@ -82,7 +82,7 @@ impl InFlight {
         let fresh = keys
             .0
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(pair.clone());
         fresh.then(|| Self {
             keys: keys.clone(),
@@ -96,7 +96,7 @@ impl Drop for InFlight {
         self.keys
             .0
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&self.pair);
     }
 }

@@ -138,7 +138,9 @@ impl Default for SignInThrottle {
 
 impl SignInThrottle {
     fn logs(&self) -> std::sync::MutexGuard<'_, Logs> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Admits an attempt (and counts it against the address) with the delay to wait

@@ -722,9 +722,10 @@ fn stdout_until(server: &mut Server, last: &str) -> String {
     let mut reader = BufReader::new(server.stdout());
     loop {
         let mut line = String::new();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            panic!("stdout ended before {last:?}: {out}");
-        }
+        assert!(
+            reader.read_line(&mut line).unwrap() != 0,
+            "stdout ended before {last:?}: {out}"
+        );
         out.push_str(&line);
         if line.contains(last) {
             return out;

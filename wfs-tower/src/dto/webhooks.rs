@@ -39,7 +39,9 @@ impl From<Endpoint> for WebhookEndpoint {
             description: e.description,
             event_types: e.event_types,
             status: if e.enabled { "enabled" } else { "disabled" },
-            disabled_reason: e.disabled_reason.map(|r| r.as_str()),
+            disabled_reason: e
+                .disabled_reason
+                .map(wfs_core::domain::webhook::DisabledReason::as_str),
             created_on: e.created_on,
             updated_on: e.updated_on,
         }

@@ -68,7 +68,7 @@ fn security_follows_each_routes_access() {
         match route.access {
             Access::Public => assert_eq!(security, &serde_json::json!([]), "{route:?}"),
             Access::Admin => {
-                assert_eq!(security, &serde_json::json!([{ "bearerAuth": [] }]))
+                assert_eq!(security, &serde_json::json!([{ "bearerAuth": [] }]));
             }
             Access::Key(scope) => {
                 assert_eq!(

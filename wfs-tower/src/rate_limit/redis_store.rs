@@ -213,7 +213,10 @@ impl RedisStore {
 
     /// The connection manager, opened on first use.
     fn manager(&self) -> redis::RedisResult<ConnectionManager> {
-        let mut slot = self.manager.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .manager
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(manager) = &*slot {
             return Ok(manager.clone());
         }
@@ -233,7 +236,10 @@ impl RedisStore {
         // The manager reconnects by itself after I/O errors; anything else (a refused
         // password, a protocol error) would stay its answer, so start afresh.
         if !err.is_io_error() && !err.is_timeout() {
-            *self.manager.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self
+                .manager
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         }
         self.fail(&scrub(&err.to_string(), &self.secrets), at_start);
     }
@@ -319,7 +325,10 @@ struct LogState {
 
 impl FailureLog {
     fn failed(&self, shown: &str, error: &str, at_start: bool) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if state.last.is_some_and(|last| last.elapsed() < LOG_EVERY) {
             state.unlogged += 1;
             return;
@@ -345,7 +354,10 @@ impl FailureLog {
     }
 
     fn recovered(&self, shown: &str) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if std::mem::take(&mut state.outage) {
             let unlogged = std::mem::take(&mut state.unlogged);
             state.last = None;

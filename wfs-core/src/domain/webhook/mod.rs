@@ -116,9 +116,8 @@ impl EndpointUrl {
         if url.fragment().is_some() {
             return Err(bad("must not contain a fragment"));
         }
-        let host = match url.host() {
-            Some(host) => host,
-            None => return Err(bad("must name a host")),
+        let Some(host) = url.host() else {
+            return Err(bad("must name a host"));
         };
         if !allow_private {
             let literal = match host {

@@ -93,7 +93,7 @@ async fn index(
     for col in cols {
         stmt.col(col);
     }
-    manager.create_index(stmt.to_owned()).await
+    manager.create_index(stmt.clone()).await
 }
 
 /// The `shift_slots` table.

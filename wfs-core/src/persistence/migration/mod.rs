@@ -1,21 +1,15 @@
 //! Schema migrations, one file per step, applied in order by [`Migrator`].
 //!
-//! Later tables slot in as new files appended to [`Migrator::migrations`]; a step
+//! A new step is a new file here, named `mYYYYMMDD_NNNNNN_what.rs` so that it sorts
+//! last; `build.rs` lists the files in name order for [`Migrator::migrations`]. A step
 //! once released is never edited.
 #![allow(missing_docs)]
 
 use sea_orm_migration::prelude::*;
 
-mod m20261122_000001_create_companies_and_users;
-mod m20261122_000002_create_locations_roles_memberships;
-mod m20261122_000003_create_api_keys;
-mod m20261122_000004_create_idempotency_records;
-mod m20261122_000005_create_scheduling;
-mod m20261122_000006_create_membership_tombstones;
-mod m20261125_000007_create_webhooks;
-mod m20261125_000008_index_shifts_worked_time;
-mod m20261126_000009_company_external_ref;
-mod m20261126_000010_sequence_webhook_events;
+// `mod mYYYYMMDD_NNNNNN_what;` for each migration file, and `generated()` listing
+// them in order: written by `build.rs` from this directory.
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
 pub(crate) mod upgrade;
 
 /// Every migration of the store, in order.
@@ -25,18 +19,7 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![
-            Box::new(m20261122_000001_create_companies_and_users::Migration),
-            Box::new(m20261122_000002_create_locations_roles_memberships::Migration),
-            Box::new(m20261122_000003_create_api_keys::Migration),
-            Box::new(m20261122_000004_create_idempotency_records::Migration),
-            Box::new(m20261122_000005_create_scheduling::Migration),
-            Box::new(m20261122_000006_create_membership_tombstones::Migration),
-            Box::new(m20261125_000007_create_webhooks::Migration),
-            Box::new(m20261125_000008_index_shifts_worked_time::Migration),
-            Box::new(m20261126_000009_company_external_ref::Migration),
-            Box::new(m20261126_000010_sequence_webhook_events::Migration),
-        ]
+        generated()
     }
 
     /// wfs's own bookkeeping table ([`crate::persistence::MIGRATIONS_TABLE`]), never

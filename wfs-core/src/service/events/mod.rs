@@ -1,7 +1,7 @@
 //! Typed, durable in-process events: [`Wfs::events`].
 //!
 //! A host reads the events its changes commit (the catalogue of
-//! [`webhooks.md`](../../../shared/spec/webhooks.md#events)) as typed Rust values, with
+//! `docs/spec/webhooks.md` ("Events")) as typed Rust values, with
 //! no HTTP and no webhook worker: from the start of retention, after an event it has
 //! seen, or from now. The stream reads the `webhook_events` table, where every event is
 //! written in the transaction of the change it reports, so it sees exactly the

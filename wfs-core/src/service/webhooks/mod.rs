@@ -1,5 +1,5 @@
 //! Webhooks: endpoints a company registers, the events its changes emit, and their
-//! deliveries (the contract is `webhooks.md`, Standard Webhooks 1.0).
+//! deliveries (the contract is `docs/spec/webhooks.md`, Standard Webhooks 1.0).
 //!
 //! * `emit`: events are written in the transaction of the change they report,
 //!   with one pending delivery per subscribed, enabled endpoint.
@@ -140,7 +140,7 @@ impl Wfs {
             .webhooks
             .subscribed_since
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         since.get_or_insert_with(crate::service::events::id_floor_now);
         self.webhooks.committed.subscribe()
     }

@@ -170,7 +170,7 @@ impl Worker {
                         }
                     }
                     Err(err) => {
-                        tracing::warn!(error = %err, "claiming webhook deliveries failed")
+                        tracing::warn!(error = %err, "claiming webhook deliveries failed");
                     }
                 }
             }
@@ -263,7 +263,7 @@ impl Feed {
             .webhooks()
             .subscribed_since
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         let reader = self.reader.get_or_insert_with(|| {
             let floor = since.unwrap_or_else(crate::service::events::id_floor_now);
