@@ -567,7 +567,11 @@ fn every_type_of_the_catalogue_has_its_own_variant() {
         assert!(!seen.contains(&variant), "{event_type} shares {variant}");
         seen.push(variant);
     }
-    assert_eq!(seen.len(), 14, "the catalogue of docs/spec/webhooks.md has 14 types");
+    assert_eq!(
+        seen.len(),
+        14,
+        "the catalogue of docs/spec/webhooks.md has 14 types"
+    );
 }
 
 #[test]
