@@ -15,7 +15,7 @@
 //!
 //! A use from module A of an item in module B is an edge between the two children of
 //! the lowest common ancestor of A and B that contain A and B: `service::job_roles`
-//! using `crate::service::webhooks::emit::JobRoleData` is the edge
+//! using `crate::service::webhooks::PAGE_MAX` is the edge
 //! `service::job_roles -> service::webhooks`, and `cache` using
 //! `crate::persistence::changes::Topic` is `cache -> persistence`. A module using its
 //! own ancestor or descendant is not an edge: a parent and its children are one unit.
