@@ -5,7 +5,7 @@
 //! assigned or not; an unassigned `pending` shift is an open place that a booking with
 //! assignees fills first. Bookings lock the slot row (PostgreSQL) or run under the
 //! single SQLite writer, so concurrent bookings cannot overfill a slot
-//! ([`booking`]). What the operations answer is in [`crate::resource::shift`] and
+//! (`booking.rs`). What the operations answer is in [`crate::resource::shift`] and
 //! [`crate::resource::slot`].
 
 mod booking;
