@@ -44,7 +44,10 @@ pub(crate) async fn insert_rows(wfs: &Wfs, table: &str, columns: &[&str], rows: 
         }
         let values: Vec<Value> = chunk.iter().flatten().cloned().collect();
         let tx = wfs.begin().await.unwrap();
-        tx.execute_raw(Statement::from_sql_and_values(backend, sql, values))
+        // Through wfs's qualified connection: in a schema of its own (the PostgreSQL
+        // leg's `WFS_TEST_DATABASE_SCHEMA`), the table names must name it.
+        tx.qualified()
+            .execute_raw(Statement::from_sql_and_values(backend, sql, values))
             .await
             .unwrap();
         tx.commit().await.unwrap();
