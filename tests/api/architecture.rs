@@ -353,17 +353,16 @@ fn way(edges: &BTreeSet<(ModPath, ModPath)>, from: &ModPath, to: &ModPath) -> Op
 /// places of its edges.
 fn cycle_report(name: &str, krate: &Crate) -> Vec<String> {
     let placed = krate.edges();
-    let all: BTreeSet<(ModPath, ModPath)> = placed.keys().cloned().collect();
+    let edges: BTreeSet<(ModPath, ModPath)> = placed.keys().cloned().collect();
     let mut problems = Vec::new();
-    let kept = all;
-    for set in cycles(&kept) {
+    for set in cycles(&edges) {
         let start = &set[0];
-        let (_, first) = kept
+        let (_, first) = edges
             .iter()
             .find(|(a, b)| a == start && set.contains(b))
             .expect("a node of a cycle has an edge within it");
         let mut ring = vec![start.clone()];
-        ring.extend(way(&kept, first, start).expect("a way back within the cycle"));
+        ring.extend(way(&edges, first, start).expect("a way back within the cycle"));
         let mut text = format!(
             "{name}: module cycle {}",
             ring.iter()
