@@ -21,16 +21,12 @@ use crate::error::Result;
 use crate::event::EventData;
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId};
 use crate::persistence::WfsConn;
-use crate::persistence::repo::{filter_by, find_owned, owned_by};
+use crate::persistence::repo::{filter_by, find_owned, names_by_id, owned_by};
 use crate::resource::shift::Shift;
 use crate::resource::slot::ShiftSlot;
 use chrono::{DateTime, NaiveDate, Utc};
 use input::validate_slot;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
-};
-use std::collections::HashMap;
+use sea_orm::{ActiveModelTrait, ConnectionTrait, QueryOrder, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -111,24 +107,9 @@ impl Wfs {
         // Names of the few locations and roles the slots refer to, in two queries.
         let branch_ids: Vec<Uuid> = slots.iter().map(|s| s.branch_id).collect();
         let role_ids: Vec<Uuid> = slots.iter().map(|s| s.job_role_id).collect();
-        let branches: HashMap<Uuid, String> = location::Entity::find()
-            .select_only()
-            .columns([location::Column::Id, location::Column::Name])
-            .filter(location::Column::Id.is_in(branch_ids))
-            .into_tuple::<(Uuid, String)>()
-            .all(self.store().conn())
-            .await?
-            .into_iter()
-            .collect();
-        let roles: HashMap<Uuid, String> = job_role::Entity::find()
-            .select_only()
-            .columns([job_role::Column::Id, job_role::Column::Title])
-            .filter(job_role::Column::Id.is_in(role_ids))
-            .into_tuple::<(Uuid, String)>()
-            .all(self.store().conn())
-            .await?
-            .into_iter()
-            .collect();
+        let conn = self.store().conn();
+        let branches = names_by_id::<location::Entity>(conn, branch_ids).await?;
+        let roles = names_by_id::<job_role::Entity>(conn, role_ids).await?;
         Ok(slots
             .into_iter()
             .map(|slot| {

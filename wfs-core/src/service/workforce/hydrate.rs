@@ -8,6 +8,7 @@ use crate::entity::{job_role, location, member_skill, membership, skill_set};
 use crate::error::Result;
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
+use crate::persistence::repo::names_by_id;
 use crate::resource::workforce::{NamedRef, Qualification, WorkforceResource};
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
@@ -27,20 +28,10 @@ pub(super) async fn hydrate(
         return Ok(HashMap::new());
     }
     let members = members(tx, company, ids).await?;
-    let roles = names::<job_role::Entity>(
-        tx,
-        job_role::Column::Id,
-        job_role::Column::Title,
-        members.iter().filter_map(|m| m.job_role_id),
-    )
-    .await?;
-    let locations = names::<location::Entity>(
-        tx,
-        location::Column::Id,
-        location::Column::Name,
-        members.iter().filter_map(|m| m.branch_id),
-    )
-    .await?;
+    let roles =
+        names_by_id::<job_role::Entity>(tx, members.iter().filter_map(|m| m.job_role_id)).await?;
+    let locations =
+        names_by_id::<location::Entity>(tx, members.iter().filter_map(|m| m.branch_id)).await?;
     let mut qualifications = qualifications(tx, ids).await?;
     Ok(members
         .into_iter()
@@ -92,24 +83,6 @@ async fn members(
         .await?
         .into_iter()
         .filter(|m| m.company_id == company.0)
-        .collect())
-}
-
-/// The names (a role's title) of the rows with these ids, read in one statement.
-async fn names<E: EntityTrait>(
-    tx: &impl WfsConn,
-    id: E::Column,
-    name: E::Column,
-    ids: impl Iterator<Item = Uuid>,
-) -> Result<HashMap<Uuid, String>> {
-    Ok(E::find()
-        .select_only()
-        .columns([id, name])
-        .filter(id.is_in(ids.collect::<Vec<_>>()))
-        .into_tuple::<(Uuid, String)>()
-        .all(tx)
-        .await?
-        .into_iter()
         .collect())
 }
 
