@@ -27,9 +27,10 @@
 #
 # Build profile: the README builds with `--release`, as a reader should. With
 # READMECHECK_DEBUG_BUILD=1 (what .ci/run sets) the blocks' `cargo` commands run without
-# `--release`, so they reuse the debug build the test suite has just made instead of a
-# cold release build of the workspace (about 9 minutes on two cores); every block and
-# every command still runs, only unoptimised.
+# `--release` and with the test build's features, so they reuse the debug build the test
+# suite has just made instead of a cold release build of the workspace (about 9 minutes
+# on two cores); every block and every command still runs, only unoptimised (the
+# wrapper written into the session below says how).
 #
 # Usage: scripts/readme-check.sh [README]   (default: README.md at the workspace root)
 # Environment: READMECHECK_TIMEOUT, seconds for the whole run (default 1800);
@@ -125,16 +126,55 @@ trap 'readme_check_failed "$?" "$BASH_COMMAND"' ERR
 EOF
   if [ "${READMECHECK_DEBUG_BUILD:-}" = 1 ]; then
     cat <<'EOF'
-# READMECHECK_DEBUG_BUILD=1: `cargo ... --release ...` runs as `cargo ...` (the debug
-# build the tests made); what follows `--` goes to the program untouched.
+# READMECHECK_DEBUG_BUILD=1: the blocks' cargo commands run on the debug build the tests
+# made, and cargo resolves features as the test command does. `--release` is dropped (what
+# follows `--` goes to the program untouched). A bare `cargo build -p X` or
+# `cargo run -p X` resolves the features of X alone, and so rebuilds some 60 crates the
+# test build already has; so `cargo build --examples` runs as
+# `cargo build --workspace --all-targets`, and `cargo run [-p P] [--bin B | --example E]
+# [-- ARGS]` as that same build, then the program it made (B, else P; or examples/E),
+# which replaces the function's subshell when it runs in one (`&`, `$(...)`), as cargo
+# run replaces itself: a PID the README saves is the program's.
 cargo() {
-  local arg args=() own=1
+  local arg args=() own=1 next= pkg= bin= example= program=() target
   for arg in "$@"; do
     if [ "$own" = 1 ] && [ "$arg" = --release ]; then continue; fi
-    if [ "$arg" = -- ]; then own=0; fi
+    if [ "$own" = 0 ]; then program+=("$arg"); continue; fi
+    if [ "$arg" = -- ]; then own=0; continue; fi
+    case "$next" in
+      pkg) pkg=$arg ;;
+      bin) bin=$arg ;;
+      example) example=$arg ;;
+    esac
+    next=
+    case "$arg" in
+      -p | --package) next=pkg ;;
+      --bin) next=bin ;;
+      --example) next=example ;;
+    esac
     args+=("$arg")
   done
-  command cargo "${args[@]}"
+  case "${args[0]:-}" in
+    build)
+      if [[ " ${args[*]} " == *" --examples "* ]]; then
+        command cargo build --workspace --all-targets
+      else
+        command cargo "${args[@]}" ${program[@]+-- "${program[@]}"}
+      fi
+      ;;
+    run)
+      command cargo build --quiet --workspace --all-targets || return
+      target=${CARGO_TARGET_DIR:-target}/debug
+      if [ -n "$example" ]; then
+        target=$target/examples/$example
+      else
+        target=$target/${bin:-$pkg}
+      fi
+      if [ "$BASH_SUBSHELL" -gt 0 ]; then exec "$target" "${program[@]}"; fi
+      "$target" "${program[@]}"
+      ;;
+    *) command cargo "${args[@]}" ${program[@]+-- "${program[@]}"} ;;
+  esac
 }
 EOF
   fi
@@ -156,7 +196,7 @@ EOF
 before=$(cd "$ROOT" && ls -A)
 echo "readme-check: $total sh blocks of $README; working directory $ROOT; temporary files in $WORK/tmp"
 if [ "${READMECHECK_DEBUG_BUILD:-}" = 1 ]; then
-  echo "readme-check: READMECHECK_DEBUG_BUILD=1: cargo runs without --release (the debug build)"
+  echo "readme-check: READMECHECK_DEBUG_BUILD=1: cargo builds and runs the debug build, with the test build's features"
 fi
 set +e
 (cd "$ROOT" && TMPDIR="$WORK/tmp" exec setsid timeout --kill-after=10 "$LIMIT" bash "$WORK/session.sh" </dev/null) &

@@ -10,6 +10,8 @@
 #   WFS_SERVER_BIN                  a built wfs-server to use instead of `cargo build -p wfs-server`
 #   WFS_TEST_DATABASE_URL           postgres://... : run on PostgreSQL instead of SQLite
 #   WFS_SCHEMATHESIS_MAX_EXAMPLES   test cases per operation and phase (default below)
+#   WFS_SCHEMATHESIS_VENV           a venv (path ending in /venv) with schemathesis installed,
+#                                   instead of installing it into a throwaway one
 # Exits non-zero on any failure schemathesis reports; always stops the server and removes
 # the temp dir (venv, database, logs) and the PostgreSQL database.
 set -euo pipefail
@@ -59,12 +61,24 @@ fi
 [ -x "$BIN" ] || { echo "no wfs-server binary at $BIN" >&2; exit 1; }
 
 # --- schemathesis in a throwaway venv ------------------------------------------------------
-step "pip install schemathesis==$SCHEMATHESIS_VERSION (throwaway venv)"
-if ! python3 -m venv "$WORK/venv" >/dev/null 2>&1; then
-  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
-  python3 -m venv "$WORK/venv"
+# (or in $WFS_SCHEMATHESIS_VENV, prepared by the caller: .ci/run installs it once, in the
+# background, for both of its runs; its version is checked here all the same)
+VENV=${WFS_SCHEMATHESIS_VENV:-$WORK/venv}
+if [ -n "${WFS_SCHEMATHESIS_VENV:-}" ]; then
+  step "schemathesis from $VENV"
+else
+  step "pip install schemathesis==$SCHEMATHESIS_VERSION (throwaway venv)"
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
-"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+installed=$("$VENV/bin/python3" -c 'import importlib.metadata as m; print(m.version("schemathesis"))')
+[ "$installed" = "$SCHEMATHESIS_VERSION" ] || {
+  echo "schemathesis $installed in $VENV, expected $SCHEMATHESIS_VERSION" >&2
+  exit 1
+}
 
 # --- database ----------------------------------------------------------------------------
 if [ -n "${WFS_TEST_DATABASE_URL:-}" ]; then
@@ -294,7 +308,7 @@ PY
 # two threads at once, which once ended a clean run in "SystemError: AST constructor recursion
 # depth mismatch" (a fuzzer crash, not a finding).
 CMD=(
-  "$WORK/venv/bin/schemathesis" --config-file "$WORK/schemathesis.toml"
+  "$VENV/bin/schemathesis" --config-file "$WORK/schemathesis.toml"
   run "$BASE/external/v1/openapi.json"
   --phases examples,coverage,fuzzing,stateful
   --checks all

@@ -261,7 +261,15 @@ async fn a_delivery_survives_a_server_crash_while_the_receiver_fails() {
     let delivery = &deliveries["data"][0];
     assert_eq!(delivery["eventId"], event_id.as_str());
     assert_eq!(delivery["lastResponseStatus"], 200);
-    assert!(delivery["attempts"].as_i64().unwrap() as usize > refused);
+    // Every attempt recorded before the crash, plus the one that succeeded. The attempt
+    // in flight when the server died may have been answered (the receiver counted it) but
+    // never recorded, so the count is at least `refused`, and one more when it was
+    // recorded. (`> refused` failed on a loaded machine, where that window is wider.)
+    let attempts = delivery["attempts"].as_i64().unwrap();
+    assert!(
+        attempts >= i64::try_from(refused).unwrap(),
+        "{attempts} attempts recorded; the receiver saw {refused} before the crash"
+    );
 }
 
 /// Runs a future to completion from synchronous code inside the multi-threaded test
