@@ -163,6 +163,10 @@ cargo() {
       fi
       ;;
     run)
+      if [ -z "$example$bin$pkg" ]; then # no package, binary or example named: as written
+        command cargo "${args[@]}" ${program[@]+-- "${program[@]}"}
+        return
+      fi
       command cargo build --quiet --workspace --all-targets || return
       target=${CARGO_TARGET_DIR:-target}/debug
       if [ -n "$example" ]; then
