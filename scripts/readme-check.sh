@@ -154,31 +154,21 @@ cargo() {
     esac
     args+=("$arg")
   done
-  case "${args[0]:-}" in
-    build)
-      if [[ " ${args[*]} " == *" --examples "* ]]; then
-        command cargo build --workspace --all-targets
-      else
-        command cargo "${args[@]}" ${program[@]+-- "${program[@]}"}
-      fi
-      ;;
-    run)
-      if [ -z "$example$bin$pkg" ]; then # no package, binary or example named: as written
-        command cargo "${args[@]}" ${program[@]+-- "${program[@]}"}
-        return
-      fi
-      command cargo build --quiet --workspace --all-targets || return
-      target=${CARGO_TARGET_DIR:-target}/debug
-      if [ -n "$example" ]; then
-        target=$target/examples/$example
-      else
-        target=$target/${bin:-$pkg}
-      fi
-      if [ "$BASH_SUBSHELL" -gt 0 ]; then exec "$target" "${program[@]}"; fi
-      "$target" "${program[@]}"
-      ;;
-    *) command cargo "${args[@]}" ${program[@]+-- "${program[@]}"} ;;
-  esac
+  if [ "${args[0]:-}" = build ] && [[ " ${args[*]} " == *" --examples "* ]]; then
+    command cargo build --workspace --all-targets
+  elif [ "${args[0]:-}" = run ] && [ -n "$example$bin$pkg" ]; then
+    command cargo build --quiet --workspace --all-targets || return
+    target=${CARGO_TARGET_DIR:-target}/debug
+    if [ -n "$example" ]; then
+      target=$target/examples/$example
+    else
+      target=$target/${bin:-$pkg}
+    fi
+    if [ "$BASH_SUBSHELL" -gt 0 ]; then exec "$target" "${program[@]}"; fi
+    "$target" "${program[@]}"
+  else # anything else (a run naming no package, binary or example too): as written
+    command cargo "${args[@]}" ${program[@]+-- "${program[@]}"}
+  fi
 }
 EOF
   fi

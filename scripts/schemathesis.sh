@@ -62,10 +62,15 @@ fi
 
 # --- schemathesis in a throwaway venv ------------------------------------------------------
 # (or in $WFS_SCHEMATHESIS_VENV, prepared by the caller: .ci/run installs it once, in the
-# background, for both of its runs; its version is checked here all the same)
+# background, for both of its runs; its version is checked here)
 VENV=${WFS_SCHEMATHESIS_VENV:-$WORK/venv}
 if [ -n "${WFS_SCHEMATHESIS_VENV:-}" ]; then
   step "schemathesis from $VENV"
+  installed=$("$VENV/bin/python3" -c 'import importlib.metadata as m; print(m.version("schemathesis"))')
+  [ "$installed" = "$SCHEMATHESIS_VERSION" ] || {
+    echo "schemathesis $installed in $VENV, expected $SCHEMATHESIS_VERSION" >&2
+    exit 1
+  }
 else
   step "pip install schemathesis==$SCHEMATHESIS_VERSION (throwaway venv)"
   if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
@@ -74,11 +79,6 @@ else
   fi
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
-installed=$("$VENV/bin/python3" -c 'import importlib.metadata as m; print(m.version("schemathesis"))')
-[ "$installed" = "$SCHEMATHESIS_VERSION" ] || {
-  echo "schemathesis $installed in $VENV, expected $SCHEMATHESIS_VERSION" >&2
-  exit 1
-}
 
 # --- database ----------------------------------------------------------------------------
 if [ -n "${WFS_TEST_DATABASE_URL:-}" ]; then
