@@ -606,3 +606,138 @@ async fn a_database_of_the_previous_release_without_a_schema_keeps_its_tables_an
         );
     }
 }
+
+/// PostgreSQL only (SQLite's single writer admits one of them at a time). A host's
+/// transaction and a request that take the same rows in opposite orders deadlock, and
+/// PostgreSQL ends one of them: a request it ends answers 503 with `Retry-After` (its
+/// retry, with the same Idempotency-Key, then succeeds), a host call it ends fails with
+/// `Error::Unavailable`. Never a 500, and nothing of the ended one is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn a_deadlock_between_a_host_transaction_and_a_request_answers_retry_never_500() {
+    use wfs_core::service::locations::LocationPatch;
+    use wfs_core::{LocationId, MembershipId};
+    // Arrange: a location with a member (renaming it bumps the member's version, which
+    // takes the company's version counter), and a second member.
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let company: CompanyId = acme.id.parse().unwrap();
+    let north = app.seed_location(&acme, "North").await;
+    let (holder, _) = app.seed_member(&acme, "Ada").await;
+    let (other, _) = app.seed_member(&acme, "Bea").await;
+    let conn = app.wfs.store().conn();
+    // A statement about wfs's own table: `conn` names wfs's schema, if any.
+    conn.execute_raw(Statement::from_sql_and_values(
+        DatabaseBackend::Postgres,
+        "UPDATE memberships SET branch_id = $1 WHERE id = $2",
+        [
+            north.parse::<uuid::Uuid>().unwrap().into(),
+            holder.parse::<uuid::Uuid>().unwrap().into(),
+        ],
+    ))
+    .await
+    .unwrap();
+
+    // Act: the host takes the counter (deactivating Bea bumps her version); the request
+    // renames North (its row first, then the counter: it waits for the host); then the
+    // host renames North too (it waits for the request).
+    let host = app.wfs.begin().await.unwrap();
+    app.wfs
+        .deactivate_staff(&*host, company, other.parse::<MembershipId>().unwrap())
+        .await
+        .unwrap();
+    let idem = unique_idem();
+    let rename = |name: &str| {
+        Req::new(Method::PATCH, &format!("/external/v1/locations/{north}"))
+            .key(&key)
+            .idem(&idem)
+            .json(&json!({ "name": name }))
+    };
+    let host_side = async {
+        let mut waiting = 0;
+        for _ in 0..200 {
+            waiting = count(
+                conn,
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .await;
+            if waiting > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(waiting, 1, "the request waits for the host's lock");
+        let renamed = app
+            .wfs
+            .update_location(
+                &*host,
+                company,
+                north.parse::<LocationId>().unwrap(),
+                LocationPatch {
+                    name: Some("Host's name".into()),
+                    ..Default::default()
+                },
+            )
+            .await;
+        (renamed, host)
+    };
+    let (answer, (renamed, host)) = tokio::join!(app.send(rename("Request's name")), host_side);
+
+    // Assert: exactly one was ended, and it was told to retry.
+    match (answer.status.as_u16(), renamed) {
+        (503, Ok(_)) => {
+            answer.assert_error(503, "Service temporarily unavailable");
+            assert_eq!(answer.header("retry-after"), Some("1"));
+            host.commit().await.unwrap();
+            let retried = app.send(rename("Request's name")).await;
+            retried.assert_status(200);
+            assert_eq!(retried.body["name"], "Request's name");
+        }
+        (200, Err(Error::Unavailable(_))) => {
+            assert_eq!(answer.body["name"], "Request's name");
+            drop(host);
+        }
+        (status, renamed) => panic!(
+            "one side ends with a retryable error, the other succeeds: {status} {} / {renamed:?}",
+            answer.body
+        ),
+    }
+    let listed = app.get(&key, "/external/v1/locations").await;
+    assert_eq!(listed.body[0]["name"], "Request's name");
+}
+
+/// On SQLite, whatever the run's backend. A host transaction begun `DEFERRED` (not
+/// `IMMEDIATE`, as joined ones should be) that read before a wfs write committed cannot
+/// write any more (`SQLITE_BUSY_SNAPSHOT`): the wfs call it makes fails with
+/// `Error::Unavailable`, which a host retries (a request would answer 503 with
+/// `Retry-After`), not with an internal error; and nothing of it is written.
+#[tokio::test]
+async fn on_sqlite_a_deferred_host_transaction_overtaken_by_a_wfs_write_gets_a_retryable_error() {
+    // Arrange
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
+    let store = Store::connect(&StoreOptions::new(url)).await.unwrap();
+    store.migrate().await.unwrap();
+    let app = TestApp::on_store(store);
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let company: CompanyId = acme.id.parse().unwrap();
+    let pool = app.wfs.store().conn().inner().clone();
+
+    // Act: the host's transaction reads (its snapshot), a request's write commits, then
+    // the host writes through wfs.
+    let tx = app.wfs.join(pool.begin().await.unwrap());
+    assert_eq!(count(&*tx, "SELECT count(*) FROM job_roles").await, 0);
+    app.create_role(&key, "Committed").await;
+    let late = app
+        .wfs
+        .create_job_role(&*tx, company, new_role("Late"))
+        .await;
+
+    // Assert
+    assert!(matches!(late, Err(Error::Unavailable(_))), "{late:?}");
+    tx.rollback().await.unwrap();
+    assert_eq!(titles(&app.get(&key, ROLES).await.body), ["Committed"]);
+}

@@ -169,7 +169,9 @@ pub enum Error {
         /// How long to wait before the next attempt can be admitted.
         retry_after: std::time::Duration,
     },
-    /// The database could not be reached (HTTP 503).
+    /// The database could not serve the request now (HTTP 503, worth retrying):
+    /// it is away, or it ended the transaction to break a lock conflict (a deadlock,
+    /// a serialization failure, SQLite busy). Nothing was written either way.
     #[error("database unavailable")]
     Unavailable(#[source] sea_orm::DbErr),
     /// A bug or an unexpected store failure (HTTP 500); the cause is logged, not shown.
@@ -236,12 +238,33 @@ fn is_unavailable(err: &sea_orm::DbErr) -> bool {
                 | Sqlx::WorkerCrashed
                 | Sqlx::Tls(_)
                 | Sqlx::Protocol(_) => true,
-                Sqlx::Database(db) => db.code().is_some_and(|c| is_outage_state(&c)),
+                Sqlx::Database(db) => is_transient(&**db),
                 _ => false,
             }
         }
         _ => false,
     }
+}
+
+/// Whether the database refused the statement for a reason that retrying can clear:
+/// its server is going ([`is_outage_state`]), or it aborted the transaction over a
+/// conflict with another one. wfs takes its locks in one order and PostgreSQL's READ
+/// COMMITTED raises no serialization failures for it, but a host's transaction that wfs
+/// joined (or a host's own isolation level) can still meet one, and a single such
+/// collision must answer "retry", not "bug".
+fn is_transient(db: &dyn sea_orm::sqlx::error::DatabaseError) -> bool {
+    use sea_orm::sqlx::error::DatabaseError as _;
+    if let Some(sqlite) = db.try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>() {
+        // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
+        return sqlite
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| matches!(c & 0xff, 5 | 6));
+    }
+    db.code().is_some_and(|c| {
+        // 40P01 deadlock_detected, 40001 serialization_failure.
+        is_outage_state(&c) || matches!(&*c, "40P01" | "40001")
+    })
 }
 
 /// PostgreSQL SQLSTATEs that mean "the server is going or not there": class 08

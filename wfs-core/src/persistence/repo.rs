@@ -132,37 +132,61 @@ where
         .ok_or(Error::not_found(kind))
 }
 
+// # Which row lock
+//
+// Every insert that references a row (a delivery its endpoint, a location its company)
+// takes PostgreSQL's `FOR KEY SHARE` on that row for its foreign-key check. `FOR UPDATE`
+// conflicts with it, `FOR NO KEY UPDATE` does not. So the locks that serialise wfs's
+// own work on a row (the worker on an endpoint, endpoint creation on its company, a
+// booking on its slot) take `FOR NO KEY UPDATE`: they still exclude each other, but
+// never wait for, or make wait, a transaction that merely references the row. With
+// `FOR UPDATE` they did both, and so deadlocked with a write that referenced the rows
+// in another order (the worker locking endpoints A then B while a location update
+// queued deliveries for B then A), or with each other (two transactions that had both
+// referenced the company, each waiting for the other's key share to upgrade). Only a
+// delete, which does change the key, takes `FOR UPDATE` ([`locked_for_delete`]).
+
 /// `query` taking row locks until commit where the backend has them (PostgreSQL's
-/// `FOR UPDATE`); SQLite's write transaction already holds the whole database.
+/// `FOR NO KEY UPDATE`, see above); SQLite's write transaction already holds the whole
+/// database.
 pub(crate) fn locked<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Select<E> {
+    match conn.get_database_backend() {
+        sea_orm::DatabaseBackend::Postgres => query.lock(LockType::NoKeyUpdate),
+        _ => query,
+    }
+}
+
+/// [`locked`] for a row the transaction is about to delete (PostgreSQL's `FOR
+/// UPDATE`): the delete takes that lock anyway, and taking it first means two deleters
+/// queue instead of deadlocking on the upgrade.
+pub(crate) fn locked_for_delete<E: EntityTrait>(
+    conn: &impl WfsConn,
+    query: Select<E>,
+) -> Select<E> {
     match conn.get_database_backend() {
         sea_orm::DatabaseBackend::Postgres => query.lock_exclusive(),
         _ => query,
     }
 }
 
-/// `query` locking its rows until commit and passing over the rows another
-/// transaction holds, where the backend has row locks (PostgreSQL's `FOR UPDATE SKIP
-/// LOCKED`); SQLite's write transaction already holds the whole database.
+/// [`locked`], passing over the rows another transaction holds (PostgreSQL's `FOR NO
+/// KEY UPDATE SKIP LOCKED`); SQLite's write transaction already holds the whole
+/// database.
 pub(crate) fn locked_skipping<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Select<E> {
     match conn.get_database_backend() {
         sea_orm::DatabaseBackend::Postgres => {
-            query.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
+            query.lock_with_behavior(LockType::NoKeyUpdate, LockBehavior::SkipLocked)
         }
         _ => query,
     }
 }
 
-/// Takes the row locks of `query`, which selects one id column, until commit, in
-/// the query's order, where the backend has row locks (PostgreSQL's `FOR UPDATE`);
-/// on SQLite, whose write transaction already holds the whole database, runs nothing.
+/// Takes the row locks of `query` ([`locked`]), which selects one id column, until
+/// commit, in the query's order; on SQLite, whose write transaction already holds the
+/// whole database, runs nothing.
 pub(crate) async fn lock_rows<E: EntityTrait>(conn: &impl WfsConn, query: Select<E>) -> Result<()> {
     if conn.get_database_backend() == sea_orm::DatabaseBackend::Postgres {
-        query
-            .lock_exclusive()
-            .into_tuple::<Uuid>()
-            .all(conn)
-            .await?;
+        locked(conn, query).into_tuple::<Uuid>().all(conn).await?;
     }
     Ok(())
 }

@@ -1728,6 +1728,100 @@ async fn a_stopped_worker_finishes_its_attempts_and_a_new_one_resumes_the_rest()
     assert_eq!(ids.len(), 3);
 }
 
+/// PostgreSQL only (SQLite's open write transaction holds the whole database): a
+/// transaction that queued a delivery to an endpoint and is still open neither keeps
+/// the worker from delivering the endpoint's committed events nor from recording
+/// their outcomes. (The worker once locked the endpoint `FOR UPDATE`, which waits for
+/// the key share every delivery insert takes: it skipped such an endpoint, and its
+/// recording could deadlock with a change that queued deliveries to two endpoints.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn an_open_transaction_that_queued_a_delivery_does_not_hold_up_the_endpoints_committed_ones()
+{
+    let db = Db::fresh().await;
+    let wfs = db.facade(settings("100ms,200ms")).await;
+    let company = company(&wfs, "Acme").await;
+    let receiver = Receiver::start(Vec::new(), Reply::ok()).await;
+    let (hook, _) = endpoint(&wfs, company, &receiver.url, &["job_role.created"]).await;
+    let worker = start_worker(&wfs);
+    let open = wfs.begin().await.unwrap();
+    wfs.create_job_role(
+        &*open,
+        company,
+        NewJobRole {
+            title: "Still open".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+
+    create_role(&wfs, company, "Committed").await;
+
+    let delivered = settled(&wfs, company, hook, 1).await.remove(0);
+    assert_eq!(delivered.status, DeliveryStatus::Succeeded);
+    assert_eq!(receiver.requests()[0].json()["data"]["title"], "Committed");
+    open.commit().await.unwrap();
+    let both = settled(&wfs, company, hook, 2).await;
+    assert!(both.iter().all(|d| d.status == DeliveryStatus::Succeeded));
+    assert_eq!(receiver.requests()[1].json()["data"]["title"], "Still open");
+    worker.stop().await;
+}
+
+/// PostgreSQL only (SQLite's single writer admits one of the transactions at a time):
+/// two transactions that each wrote for the company and then create a webhook endpoint
+/// both succeed, one after the other. (The count under the endpoint limit once locked
+/// the company row `FOR UPDATE`, which waits for the key share each earlier write
+/// holds on it: each waited for the other, and PostgreSQL aborted one as deadlocked.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn two_transactions_that_wrote_for_the_company_can_each_create_an_endpoint() {
+    let db = Db::fresh().await;
+    let wfs = db.facade(settings("")).await;
+    let company = company(&wfs, "Acme").await;
+    let mut open = Vec::new();
+    for title in ["First", "Second"] {
+        let tx = wfs.begin().await.unwrap();
+        wfs.create_job_role(
+            &*tx,
+            company,
+            NewJobRole {
+                title: title.into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        open.push(tx);
+    }
+
+    let creations = open.into_iter().enumerate().map(|(i, tx)| {
+        let wfs = wfs.clone();
+        tokio::spawn(async move {
+            let created = wfs
+                .create_webhook_endpoint(
+                    &*tx,
+                    company,
+                    NewEndpoint {
+                        url: format!("http://127.0.0.1:9/hook-{i}"),
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            tx.commit().await?;
+            Ok::<_, Error>(created.endpoint.id)
+        })
+    });
+    let mut created = Vec::new();
+    for creation in creations.collect::<Vec<_>>() {
+        created.push(creation.await.unwrap().expect("the endpoint is created"));
+    }
+
+    let listed = wfs.list_webhook_endpoints(company).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(created.iter().all(|id| listed.iter().any(|e| e.id == *id)));
+}
+
 // ---------------------------------------------------------------------------------
 // 10. Tenant isolation
 // ---------------------------------------------------------------------------------

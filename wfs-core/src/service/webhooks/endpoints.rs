@@ -14,7 +14,7 @@ use crate::event::{EventData, TestData};
 use crate::event::{EventType, Subscription};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
-use crate::persistence::repo::{find_owned, locked, owned_by};
+use crate::persistence::repo::{find_owned, locked, locked_for_delete, owned_by};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
@@ -308,7 +308,7 @@ impl Wfs {
         let conn = &self.store().enter(conn);
         // The endpoint row first, as the worker locks it before its deliveries: the
         // same order everywhere, so a delete and a claim never deadlock.
-        let found = locked(
+        let found = locked_for_delete(
             conn,
             owned_by::<webhook_endpoint::Entity>(company)
                 .filter(webhook_endpoint::Column::Id.eq(id.0)),
