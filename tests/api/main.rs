@@ -29,6 +29,7 @@ mod database_sharing;
 mod embedding;
 mod events;
 mod feed_consistency;
+mod feed_follow;
 mod hardening;
 mod idempotency;
 mod isolation;

@@ -132,9 +132,106 @@ impl WorkforceFeed {
     }
 }
 
+/// Follows the workforce feed for ever with held requests: each
+/// [`next`](Self::next) answers the changes after the position as soon as there are
+/// some (the server holds the request up to [`wait`](Self::wait) seconds, then
+/// answers an empty batch), and moves the position past them.
+///
+/// The position is the server's `resume_cursor`: persist [`position`](Self::position)
+/// after handling a batch, and after a restart continue with
+/// [`WorkforceFollow::resume`], which picks up exactly after that batch (nothing
+/// missed, nothing repeated). A window left to its default (`from`, `to` unset) moves
+/// with time.
+///
+/// ```no_run
+/// # async fn demo(client: wfs_client::WfsClient) -> Result<(), wfs_client::Error> {
+/// let mut feed = client.follow_workforce(Default::default());
+/// loop {
+///     for item in feed.next().await? {
+///         println!("{} is now at version {}", item.staff_resource_id(), item.resource_version());
+///     }
+///     // save feed.position() here
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct WorkforceFollow {
+    client: WfsClient,
+    query: WorkforceQuery,
+    position: Option<String>,
+}
+
+/// How long each request of a [`WorkforceFollow`] may be held by default: well
+/// under the client's default 60 s timeout.
+pub const DEFAULT_FOLLOW_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl WorkforceFollow {
+    /// From the beginning of the feed (or from `query.updated_since`, when set). The
+    /// query's window and page size apply to every request; its `cursor` and
+    /// `start_now` are the follower's to manage, and its `wait` defaults to
+    /// [`DEFAULT_FOLLOW_WAIT`].
+    pub fn from_start(client: WfsClient, query: WorkforceQuery) -> Self {
+        Self::new(client, query, false, None)
+    }
+
+    /// From now: the first [`next`](Self::next) takes the head of the feed and
+    /// answers what commits after it, without reading what came before.
+    pub fn from_now(client: WfsClient, query: WorkforceQuery) -> Self {
+        Self::new(client, query, true, None)
+    }
+
+    /// From a saved [`position`](Self::position), with the query it was taken under.
+    pub fn resume(client: WfsClient, query: WorkforceQuery, position: String) -> Self {
+        Self::new(client, query, false, Some(position))
+    }
+
+    fn new(client: WfsClient, query: WorkforceQuery, now: bool, position: Option<String>) -> Self {
+        WorkforceFollow {
+            client,
+            query: WorkforceQuery {
+                cursor: None,
+                start_now: now,
+                wait: Some(query.wait.unwrap_or(DEFAULT_FOLLOW_WAIT)),
+                ..query
+            },
+            position,
+        }
+    }
+
+    /// The position after the last batch answered: persist it to resume there.
+    /// `None` until the first batch of a follower made with `from_start` or
+    /// `from_now`.
+    pub fn position(&self) -> Option<&str> {
+        self.position.as_deref()
+    }
+
+    /// The next batch of changes, in ascending `resource_version`: at most a page,
+    /// and empty when the wait ran out (or the server is shutting down) with nothing
+    /// new. On error the position has not moved: call again.
+    pub async fn next(&mut self) -> Result<Vec<types::WorkforceItem>, Error> {
+        let query = WorkforceQuery {
+            cursor: self.position.clone(),
+            start_now: self.position.is_none() && self.query.start_now,
+            // The first page of a query with `updated_since` sends it; after that the
+            // position carries it.
+            updated_since: self.query.updated_since,
+            ..self.query.clone()
+        };
+        let page = self.client.list_workforce_resources(&query).await?;
+        self.position = Some(page.pagination.resume_cursor);
+        Ok(page.data)
+    }
+}
+
 impl WfsClient {
     /// A [`WorkforceFeed`] over this client; see [`WorkforceFeed::new`].
     pub fn workforce_feed(&self, query: WorkforceQuery) -> WorkforceFeed {
         WorkforceFeed::new(self.clone(), query)
+    }
+
+    /// A [`WorkforceFollow`] from the beginning of the feed; see
+    /// [`WorkforceFollow::from_start`].
+    pub fn follow_workforce(&self, query: WorkforceQuery) -> WorkforceFollow {
+        WorkforceFollow::from_start(self.clone(), query)
     }
 }

@@ -93,7 +93,7 @@ pub mod generated {
 pub use admin::{AdminClient, AdminClientBuilder};
 pub use client::{WfsClient, WfsClientBuilder};
 pub use error::Error;
-pub use feed::WorkforceFeed;
+pub use feed::{DEFAULT_FOLLOW_WAIT, WorkforceFeed, WorkforceFollow};
 pub use patch::Patch;
 pub use query::{
     ScheduleQuery, StaffQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery,

@@ -53,11 +53,39 @@ pub struct WorkforceQuery {
     pub to: Option<DateTime<Utc>>,
     /// Page size, 1 to 200; the server's default is 100.
     pub limit: Option<u64>,
-    /// `pagination.next_cursor` of the previous page. It must be sent with the same
-    /// other parameters as the first page; the paging helpers do that.
+    /// `pagination.next_cursor` of the previous page, or a `resume_cursor` kept from
+    /// any page. It must be sent with the same other parameters as the first page; the
+    /// paging helpers do that.
     pub cursor: Option<String>,
     /// Only resources updated at or after this instant (inclusive).
     pub updated_since: Option<DateTime<Utc>>,
+    /// `start=now`: an empty page whose `resume_cursor` is the head of the feed (not
+    /// with `updated_since`; a `cursor` wins over it).
+    pub start_now: bool,
+    /// Hold the request up to this long (whole seconds, 1 to 60) when nothing follows
+    /// the position, until a change commits. Keep it under the client's
+    /// [`timeout`](crate::WfsClientBuilder::timeout) (60 s by default).
+    pub wait: Option<std::time::Duration>,
+}
+
+impl WorkforceQuery {
+    /// `wait` in whole seconds, rounded up.
+    pub(crate) fn wait_seconds(&self) -> Result<Option<NonZeroU64>, Error> {
+        let seconds = self
+            .wait
+            .map(|wait| wait.as_secs() + u64::from(wait.subsec_nanos() > 0));
+        match seconds {
+            Some(s) if !(1..=60).contains(&s) => Err(Error::Config(
+                "wait must be between 1 and 60 seconds".into(),
+            )),
+            other => Ok(other.and_then(NonZeroU64::new)),
+        }
+    }
+
+    /// `start` as sent.
+    pub(crate) fn start(&self) -> Option<&'static str> {
+        self.start_now.then_some("now")
+    }
 }
 
 /// Parameters of `GET /webhooks/endpoints/{id}/deliveries`

@@ -189,6 +189,14 @@ pub(crate) struct ServeArgs {
     /// their address).
     #[arg(long, env = "WFS_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections_per_address: u32,
+    /// Reads of the workforce feed one API key may have held for a change at once
+    /// (`wait=`); one more answers 429.
+    #[arg(long, env = "WFS_MAX_HELD_PER_KEY", default_value_t = wfs_tower::DEFAULT_MAX_HELD_PER_KEY as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_held_per_key: u32,
+    /// Reads of the workforce feed held for a change at once, all keys together; one
+    /// more answers 503. Each holds a connection: see --max-connections.
+    #[arg(long, env = "WFS_MAX_HELD", default_value_t = wfs_tower::DEFAULT_MAX_HELD as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_held: u32,
     /// A request body not wholly received this long after the API starts reading it
     /// answers 408 and closes the connection (seconds, or with a unit: 500ms, 10s).
     #[arg(long, env = "WFS_BODY_TIMEOUT", default_value = "10s", value_parser = duration)]

@@ -113,6 +113,8 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         redis_url: args.redis_url.clone(),
         redis_timeout: args.redis_timeout,
         base_path: args.base_path.clone(),
+        max_held_per_key: args.max_held_per_key as usize,
+        max_held: args.max_held as usize,
     };
     config.validate().map_err(|err| {
         let flag = match err.setting() {
@@ -173,9 +175,16 @@ pub(crate) async fn run(
     } = listeners;
     let api = WfsService::with_config(wfs.clone(), config);
     let background = Background::start(&wfs, args, mailer, ready, metrics);
+    let held = api.clone();
     let graceful = accept_until_shutdown(listener, api, args, signals).await?;
     background.stop_metrics();
-    tracing::info!("shutting down: draining in-flight requests");
+    // Reads held for a change are answered now (their empty pages), not at the end of
+    // their wait: the drain does not wait up to a minute for them.
+    held.release_held();
+    tracing::info!(
+        held = held.held_count(),
+        "shutting down: draining in-flight requests"
+    );
     tokio::select! {
         () = graceful.shutdown() => tracing::info!("all connections closed"),
         () = tokio::time::sleep(DRAIN_TIMEOUT) => tracing::warn!("drain timed out"),

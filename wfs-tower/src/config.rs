@@ -54,6 +54,14 @@ pub struct Config {
     /// a plain path (letters, digits, `-._~` and `/` between non-empty segments, at most
     /// 256 bytes; see [`Config::validate`]); a trailing `/` is ignored.
     pub base_path: Option<String>,
+    /// How many reads one API key may have held at once (`wait=` on the workforce
+    /// feed); one more answers 429 with `Retry-After`. Default:
+    /// [`DEFAULT_MAX_HELD_PER_KEY`](crate::DEFAULT_MAX_HELD_PER_KEY).
+    pub max_held_per_key: usize,
+    /// How many reads the service holds at once, all keys together; one more answers
+    /// 503 with `Retry-After`. A held read holds a task and its connection, not a
+    /// database connection. Default: [`DEFAULT_MAX_HELD`](crate::DEFAULT_MAX_HELD).
+    pub max_held: usize,
 }
 
 /// The default of [`Config::request_timeout`].
@@ -75,6 +83,8 @@ impl Default for Config {
             redis_url: None,
             redis_timeout: DEFAULT_REDIS_TIMEOUT,
             base_path: None,
+            max_held_per_key: crate::DEFAULT_MAX_HELD_PER_KEY,
+            max_held: crate::DEFAULT_MAX_HELD,
         }
     }
 }
@@ -93,6 +103,8 @@ impl fmt::Debug for Config {
             )
             .field("redis_timeout", &self.redis_timeout)
             .field("base_path", &self.base_path)
+            .field("max_held_per_key", &self.max_held_per_key)
+            .field("max_held", &self.max_held)
             .finish()
     }
 }

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::error::ApiError;
 use crate::handlers::Ctx;
 use crate::handlers::Route;
+use crate::held::Held;
 use crate::panic::{CatchPanic, Caught};
 use crate::rate_limit::LimitReport;
 use crate::reply::Reply;
@@ -26,6 +27,7 @@ use tracing::Instrument;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
+use wfs_core::service::workforce::MAX_WAIT;
 use wfs_core::{ApiKeyId, Wfs};
 
 /// The External Workforce Scheduling API as a `tower::Service`.
@@ -52,6 +54,8 @@ struct Shared {
     auth: Authenticator,
     /// The OpenAPI document as served: its `servers` names the mount prefix.
     document: Bytes,
+    /// Reads held for a change (`wait=` on the feed).
+    held: Held,
 }
 
 impl std::fmt::Debug for WfsService {
@@ -75,6 +79,7 @@ impl WfsService {
             shared: Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config),
                 document: crate::openapi::served_document(config.mount_prefix()),
+                held: Held::new(config.max_held_per_key, config.max_held),
                 wfs,
                 config,
                 router: Router::new(),
@@ -85,6 +90,19 @@ impl WfsService {
     /// The domain facade this service runs on.
     pub fn wfs(&self) -> &Wfs {
         &self.shared.wfs
+    }
+
+    /// Answers every read held for a change (`wait=` on the workforce feed) now, with
+    /// its empty page, and holds no more from then on: call it when a graceful
+    /// shutdown begins, before waiting for connections to drain, or the drain waits
+    /// for up to a minute. Clones of this service share it.
+    pub fn release_held(&self) {
+        self.shared.held.release();
+    }
+
+    /// How many reads are held now.
+    pub fn held_count(&self) -> usize {
+        self.shared.held.count()
     }
 }
 
@@ -218,7 +236,12 @@ impl Shared {
         let path = req.uri().path().to_owned();
         // A timeout drops the request's future: its transaction, with the
         // Idempotency-Key claimed in it, rolls back, so a retry runs afresh.
+        // A read that may be held for a change gets its wait on top.
+        let held = method == Method::GET && req.uri().query().is_some_and(|q| q.contains("wait="));
         let answer = match self.config.request_timeout {
+            Some(limit) if held => tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen))
+                .await
+                .unwrap_or_else(|_| Err(ApiError::timed_out(limit + MAX_WAIT))),
             Some(limit) => tokio::time::timeout(limit, self.respond(req, seen))
                 .await
                 .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
@@ -302,6 +325,7 @@ impl Shared {
             headers: &parts.headers,
             body: &body,
             document: &self.document,
+            held: &self.held,
             // Only sign-in (public) needs it: key routes resolved it while authenticating.
             client_ip: if route.access == Access::Public {
                 self.auth.client_ip(&parts)

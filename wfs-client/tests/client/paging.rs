@@ -30,7 +30,7 @@ fn tombstone(id: &str, version: i64, updated_at: &str) -> Value {
 fn page(data: Vec<Value>, next: Option<&str>) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "data": data,
-        "pagination": {"limit": 2, "next_cursor": next},
+        "pagination": {"limit": 2, "next_cursor": next, "resume_cursor": next.unwrap_or("at-head")},
         "window": {"from": "2026-12-01T00:00:00Z", "to": "2026-12-31T00:00:00Z"}
     }))
 }

@@ -94,8 +94,9 @@ async fn workforce_hours_and_overtime_parameters() {
         .and(query_param("limit", "50"))
         .and(query_param("cursor", "abc"))
         .and(query_param("updated_since", "2026-11-01T00:00:00Z"))
+        .and(query_param("wait", "30"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "data": [], "pagination": {"limit": 50, "next_cursor": null},
+            "data": [], "pagination": {"limit": 50, "next_cursor": null, "resume_cursor": "r1"},
             "window": {"from": "2026-12-01T00:00:00Z", "to": "2026-12-31T00:00:00Z"}
         })))
         .expect(2)
@@ -106,7 +107,7 @@ async fn workforce_hours_and_overtime_parameters() {
         .and(path("/external/v1/workforce/availability"))
         .and(query_param("limit", "50"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "data": [], "pagination": {"limit": 50, "next_cursor": null},
+            "data": [], "pagination": {"limit": 50, "next_cursor": null, "resume_cursor": "r1"},
             "window": {"from": "2026-12-01T00:00:00Z", "to": "2026-12-31T00:00:00Z"}
         })))
         .expect(1)
@@ -148,6 +149,8 @@ async fn workforce_hours_and_overtime_parameters() {
         limit: Some(50),
         cursor: Some("abc".into()),
         updated_since: Some("2026-11-01T00:00:00Z".parse().unwrap()),
+        start_now: false,
+        wait: Some(std::time::Duration::from_secs(30)),
     };
     let page = client.list_workforce_resources(&query).await.unwrap();
     assert!(page.data.is_empty());

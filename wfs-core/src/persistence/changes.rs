@@ -43,6 +43,7 @@
 //! for a rolled-back write finds nothing; a stream also polls, for writes this hub
 //! does not see.
 
+use super::waiters::Waiters;
 use crate::cache::{Caches, ReadCache};
 use crate::ids::CompanyId;
 use sea_orm::DatabaseBackend;
@@ -88,6 +89,9 @@ pub(crate) enum Topic {
     Endpoints(CompanyId),
     /// Webhook events were committed (wakes event streams; nothing is cached).
     Events,
+    /// A company's workforce feed moved: a change took one of its resource versions
+    /// (wakes the feed's held reads, [`super::waiters`]; nothing is cached).
+    Feed(CompanyId),
 }
 
 impl Topic {
@@ -98,6 +102,7 @@ impl Topic {
             Topic::JobRoles(company) => format!("r:{company}"),
             Topic::Endpoints(company) => format!("e:{company}"),
             Topic::Events => "v:".to_owned(),
+            Topic::Feed(company) => format!("w:{company}"),
         }
     }
 
@@ -108,6 +113,7 @@ impl Topic {
             ("r", company) => company.parse().ok().map(Topic::JobRoles),
             ("e", company) => company.parse().ok().map(Topic::Endpoints),
             ("v", "") => Some(Topic::Events),
+            ("w", company) => company.parse().ok().map(Topic::Feed),
             _ => None,
         }
     }
@@ -123,7 +129,7 @@ impl Caches {
             }
             Topic::JobRoles(company) => self.job_roles.invalidate(company),
             Topic::Endpoints(company) => self.endpoints.invalidate(company),
-            Topic::Events => {}
+            Topic::Events | Topic::Feed(_) => {}
         }
     }
 }
@@ -157,6 +163,8 @@ pub(crate) struct Changes {
     events_pending_len: AtomicUsize,
     /// Moves on whenever events may have been committed (here or, heard, elsewhere).
     events: watch::Sender<u64>,
+    /// The feed's held reads, woken by [`Topic::Feed`] once settled or heard.
+    waiters: Arc<Waiters>,
 }
 
 impl Changes {
@@ -180,6 +188,7 @@ impl Changes {
             events_pending: Mutex::new(VecDeque::new()),
             events_pending_len: AtomicUsize::new(0),
             events: watch::Sender::new(0),
+            waiters: Arc::default(),
         };
         (hub, outbox)
     }
@@ -236,8 +245,12 @@ impl Changes {
         let after = self.begun.load(Ordering::Acquire);
         {
             let mut pending = lock(&self.pending);
-            pending.push(Pending { topic, after });
-            self.pending_len.store(pending.len(), Ordering::Release);
+            // A transaction that changes one topic many times (a renamed role bumps
+            // each of its members' versions) leaves one entry.
+            if !pending.iter().any(|p| p.after == after && p.topic == topic) {
+                pending.push(Pending { topic, after });
+                self.pending_len.store(pending.len(), Ordering::Release);
+            }
         }
         self.settle();
     }
@@ -255,6 +268,11 @@ impl Changes {
                 .store(pending.len(), Ordering::Release);
         }
         self.settle();
+    }
+
+    /// The feed's held reads.
+    pub(crate) fn waiters(&self) -> &Arc<Waiters> {
+        &self.waiters
     }
 
     /// A counter that moves on whenever events may have been committed since.
@@ -323,6 +341,9 @@ impl Changes {
         };
         for topic in settled {
             self.caches.invalidate(&topic);
+            if let Topic::Feed(company) = topic {
+                self.waiters.wake(company);
+            }
             if let Some(notifier) = &self.notifier {
                 // Closed only when the store is gone: nobody is left to tell.
                 let _ = notifier.send(topic);
@@ -334,6 +355,7 @@ impl Changes {
     fn heard(&self, payload: &str) {
         match Topic::parse(payload) {
             Some(Topic::Events) => self.events_moved(),
+            Some(Topic::Feed(company)) => self.waiters.wake(company),
             Some(topic) => self.caches.invalidate(&topic),
             None => {}
         }
@@ -349,6 +371,7 @@ impl Changes {
         if hearing {
             // Events committed elsewhere while deaf were not heard: look.
             self.events_moved();
+            self.waiters.wake_all();
         }
     }
 }
@@ -475,6 +498,7 @@ mod tests {
             Topic::JobRoles(company),
             Topic::Endpoints(company),
             Topic::Events,
+            Topic::Feed(company),
         ] {
             assert_eq!(Topic::parse(&topic.payload()), Some(topic));
         }
@@ -482,6 +506,35 @@ mod tests {
         assert_eq!(Topic::parse("r:not-a-uuid"), None);
         assert_eq!(Topic::parse("e:not-a-uuid"), None);
         assert_eq!(Topic::parse("x:y"), None);
+    }
+
+    /// A held feed read wakes when the change that moved its company's feed settles
+    /// (its transaction has ended), not when it is made, and when another process's
+    /// change is heard.
+    #[tokio::test]
+    async fn a_feed_change_wakes_its_companys_held_reads_once_settled_or_heard() {
+        let (changes, _) = Changes::new(DatabaseBackend::Sqlite);
+        let company = CompanyId::new();
+        let reader = changes.waiters().register(company);
+        let woken = reader.changed();
+        let writer = changes.begin();
+        changes.changed(Topic::Feed(company));
+        let early = std::pin::pin!(tokio::time::sleep(std::time::Duration::from_millis(30)));
+        let mut woken = woken;
+        tokio::select! {
+            () = &mut woken => panic!("woken before the transaction ended"),
+            () = early => {}
+        }
+        changes.ended(writer);
+        tokio::time::timeout(std::time::Duration::from_secs(5), woken)
+            .await
+            .expect("woken once settled");
+
+        let woken = reader.changed();
+        changes.heard(&Topic::Feed(company).payload());
+        tokio::time::timeout(std::time::Duration::from_secs(5), woken)
+            .await
+            .expect("woken by another process's change");
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod qualified;
 pub(crate) mod repo;
 mod schema;
 pub(crate) mod sql;
+pub(crate) mod waiters;
 
 pub use qualified::Qualified;
 pub(crate) use qualified::WfsConn;

@@ -52,6 +52,21 @@ pub(crate) async fn next_resource_version(
     })
 }
 
+/// The company's greatest resource version handed out (0 before the first): the
+/// head of its feed. In a snapshot, every version up to it that is still current is
+/// visible there (versions become visible in order, see `service::versions`).
+pub(crate) async fn resource_head(conn: &impl WfsConn, company: CompanyId) -> Result<i64> {
+    let row = conn
+        .query_one_raw(statement(
+            conn,
+            "SELECT resource_version FROM companies WHERE id = $1",
+            [company.0.into()],
+        ))
+        .await?
+        .ok_or(Error::not_found("Company"))?;
+    Ok(row.try_get("", "resource_version")?)
+}
+
 /// One entry of the workforce feed's version order: a membership id, its version,
 /// and whether it is a tombstone.
 pub(crate) type FeedEntry = (Uuid, i64, bool);

@@ -141,6 +141,11 @@ pub struct Pagination {
     pub limit: i64,
     /// Send as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// A position after this page, never null: send it as `cursor` later, however
+    /// much later, to get exactly what changed after this page (changes and
+    /// tombstones, by version). With `wait`, the request is held until there is
+    /// something. A window left to its default is resolved afresh at each use.
+    pub resume_cursor: String,
 }
 
 /// The resolved window, `[from, to)`.
@@ -196,6 +201,8 @@ impl WorkforcePage {
                 WorkforceItem::Tombstone(_) => 150,
             })
             .sum();
-        200 + self.pagination.next_cursor.as_ref().map_or(0, String::len) + items
+        200 + self.pagination.next_cursor.as_ref().map_or(0, String::len)
+            + self.pagination.resume_cursor.len()
+            + items
     }
 }

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::event::{EventData, ResourceData};
 use crate::ids::{CompanyId, MembershipId};
 use crate::persistence::WfsConn;
+use crate::persistence::changes::Topic;
 use crate::persistence::repo::{owned_by, update_owned_by};
 use crate::persistence::sql;
 use chrono::{DateTime, Utc};
@@ -38,6 +39,8 @@ impl Wfs {
         let (version, updated_at) = sql::next_resource_version(conn, company, self.now())
             .await?
             .ok_or(Error::not_found("Company"))?;
+        // Held reads of the company's feed look again once this has committed.
+        self.store().changes().changed(Topic::Feed(company));
         Ok(ResourceVersion {
             version,
             updated_at,

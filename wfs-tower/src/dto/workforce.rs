@@ -24,12 +24,26 @@ pub(crate) struct FeedQuery {
     /// Page size, 1 to 200; default 100.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 200)]
     pub(crate) limit: Option<Line>,
-    /// Opaque, from `pagination.next_cursor`, signed by the server: any change to it
-    /// is a 400. It carries the window of the first page and must be sent with the
-    /// same other parameters (else 400).
+    /// Opaque, from `pagination.next_cursor` or `pagination.resume_cursor`, signed by
+    /// the server: any change to it is a 400. It must be sent with the same other
+    /// parameters as the first page (else 400); `wait` and `start` are not bound. A
+    /// `next_cursor` carries the first page's window; a `resume_cursor` resolves a
+    /// window left to its default afresh at each use.
     #[param(value_type = Option<String>, max_length = 1024)]
     pub(crate) cursor: Option<CursorText>,
     /// Only resources updated at or after this instant (inclusive).
     #[param(value_type = Option<DateTime<Utc>>, max_length = 256)]
     pub(crate) updated_since: Option<Line>,
+    /// `now`: answer an empty page whose `resume_cursor` is the head of the feed, to
+    /// follow every change committed from now on without reading what came before.
+    /// Not with `updated_since`; with a `cursor`, the cursor's position wins.
+    #[param(value_type = Option<String>, pattern = "^now$")]
+    pub(crate) start: Option<Line>,
+    /// Seconds, 1 to 60: when nothing follows the position, hold the request until a
+    /// change of the company commits (then answer it at once) or until `wait` runs out
+    /// (then answer an empty page whose `resume_cursor` is at the same position).
+    /// Each API key may have 100 requests held at once (429 past that), a server
+    /// 2,000 (503); a held request counts once against the rate limit.
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 60)]
+    pub(crate) wait: Option<Line>,
 }

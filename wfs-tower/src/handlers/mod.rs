@@ -79,6 +79,8 @@ pub(crate) struct Ctx<'a> {
     /// The OpenAPI document as this service serves it (its `servers` names the
     /// mount prefix).
     pub(crate) document: &'a bytes::Bytes,
+    /// The service's held reads (`wait=` on the feed).
+    pub(crate) held: &'a crate::held::Held,
     /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle; set
     /// on public routes only.
     pub(crate) client_ip: Option<std::net::IpAddr>,

@@ -8,9 +8,10 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, path_id, query};
 use crate::reply::Reply;
 use http::{HeaderName, HeaderValue, StatusCode, header};
+use std::time::Duration;
 use wfs_core::domain::scope::Scope;
 use wfs_core::resource::workforce::{WorkforceItem, WorkforcePage};
-use wfs_core::service::workforce::FeedRequest;
+use wfs_core::service::workforce::{FeedRequest, FeedStart, MAX_WAIT};
 
 const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
 
@@ -43,7 +44,28 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
         })
         .transpose()?;
+    let start = q
+        .start
+        .as_deref()
+        .map(|v| match v.trim() {
+            "now" => Ok(FeedStart::Now),
+            _ => Err(ApiError::bad_request("start must be now")),
+        })
+        .transpose()?;
+    let wait = q
+        .wait
+        .as_deref()
+        .map(|v| {
+            v.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|s| (1..=MAX_WAIT.as_secs()).contains(s))
+                .map(Duration::from_secs)
+                .ok_or_else(|| ApiError::bad_request("wait must be an integer between 1 and 60"))
+        })
+        .transpose()?;
     let request = FeedRequest {
+        start,
         from: q.from.as_deref().map(|v| instant("from", v)).transpose()?,
         to: q.to.as_deref().map(|v| instant("to", v)).transpose()?,
         limit,
@@ -54,10 +76,16 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .map(|v| instant("updated_since", v))
             .transpose()?,
     };
-    let page = ctx
-        .wfs
-        .list_workforce(ctx.key()?.company_id, request)
-        .await?;
+    let key = ctx.key()?;
+    let page = match wait {
+        None => ctx.wfs.list_workforce(key.company_id, request).await?,
+        Some(wait) => {
+            let _slot = ctx.held.hold(key.key_id)?;
+            ctx.wfs
+                .list_workforce_held(key.company_id, request, wait, ctx.held.released())
+                .await?
+        }
+    };
     Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())
 }
 
@@ -65,9 +93,11 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 ///
 /// One resource per staff membership, or its tombstone once deleted, in ascending
 /// `resource_version`: with `updated_since` and cursor paging this is a complete change
-/// feed. Keep the greatest `resource_version` and `updated_at` seen, and poll with
-/// `updated_since` = that `updated_at`. `supply_status` describes workforce state only
-/// and does not mean an appointment is bookable.
+/// feed. Keep the `resume_cursor` of the last page read and send it as `cursor` to get
+/// exactly what changed since, with `wait` to be answered as soon as something does
+/// (`start=now` gives the head, to follow changes without reading history).
+/// `supply_status` describes workforce state only and does not mean an appointment is
+/// bookable.
 ///
 /// A page holds at most `limit` entries and at most 5,000 embedded shifts and
 /// unavailability intervals in all: when the resources are heavy it holds fewer
@@ -77,7 +107,11 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     params(FeedQuery),
     responses(
         (status = 200, description = "A page of resources and tombstones", body = WorkforcePage),
-        (status = 400, description = "A bad date, `to` before `from`, a window over 90 days, `limit` outside 1-200, a bad cursor, or a cursor sent with other query parameters; the message names the parameter", body = ErrorBody),
+        (status = 400, description = "A bad date, `to` before `from`, a window over 90 days, `limit` outside 1-200, `wait` outside 1-60, `start` other than `now` or with `updated_since`, a bad cursor, or a cursor sent with other query parameters; the message names the parameter", body = ErrorBody),
+        (status = 429, description = "With `wait`: the API key already has as many requests held as it may (100); retry after `Retry-After`, or without `wait`", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait"))),
+        (status = 503, description = "With `wait`: the server holds as many requests as it can (2,000); retry after `Retry-After`", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait"))),
     ))]
 pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     page(ctx).await
@@ -95,6 +129,10 @@ pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, Api
                 ("Link" = String, description = "`</external/v1/workforce/resources>; rel=\"successor-version\"`"),
             )),
         (status = 400, description = "As for `/workforce/resources`", body = ErrorBody),
+        (status = 429, description = "As for `/workforce/resources`", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait"))),
+        (status = 503, description = "As for `/workforce/resources`", body = ErrorBody,
+            headers(("Retry-After" = i64, description = "Seconds to wait"))),
     ))]
 #[deprecated = "use list_workforce_resources: /workforce/resources replaces this alias"]
 pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

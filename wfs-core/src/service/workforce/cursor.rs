@@ -4,6 +4,12 @@
 //! cannot edit it) and carries the resolved window, limit and `updated_since` it came
 //! from (a later request that sends other values is a 400) and the last version
 //! served.
+//!
+//! A resume cursor (`pagination.resume_cursor`) is a position to come back to later,
+//! maybe much later: it carries the window as the first page's query gave it, and a
+//! window that query left to its default (from now, for 30 days) is resolved afresh at
+//! each use, so a consumer resuming next week sees next week's shifts and statuses. A
+//! `next_cursor` keeps the resolved window, so the pages of one pass agree.
 
 use super::{DEFAULT_LIMIT, DEFAULT_WINDOW, FeedRequest, MAX_CURSOR_LEN, MAX_LIMIT, MAX_WINDOW};
 use crate::domain::signed::SealKey;
@@ -25,6 +31,14 @@ pub(super) struct Cursor {
     pub(super) s: Option<DateTime<Utc>>,
     /// The last version served.
     pub(super) a: i64,
+    /// `from` and `to` as the first page's query gave them (`None`: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) qf: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) qt: Option<DateTime<Utc>>,
+    /// A resume cursor: its window is resolved afresh from `qf` and `qt`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) r: bool,
 }
 
 impl Cursor {
@@ -55,6 +69,30 @@ pub(super) struct Resolved {
     pub(super) since: Option<DateTime<Utc>>,
     /// Serve versions above this; `None` until `updated_since` is turned into a floor.
     pub(super) after: Option<i64>,
+    /// `start=now` (without a cursor): an empty page positioned at the head.
+    pub(super) from_head: bool,
+    /// `from` and `to` as the first page's query gave them, for the page's cursors.
+    pub(super) asked_from: Option<DateTime<Utc>>,
+    pub(super) asked_to: Option<DateTime<Utc>>,
+}
+
+impl Resolved {
+    /// The cursor of a page of this query positioned after version `after`: a
+    /// `next_cursor` (the resolved window), or a resume cursor.
+    pub(super) fn cursor(&self, company: CompanyId, after: i64, resume: bool) -> Cursor {
+        Cursor {
+            v: 1,
+            c: company.0,
+            f: self.from,
+            t: self.to,
+            l: self.limit,
+            s: self.since,
+            a: after,
+            qf: self.asked_from,
+            qt: self.asked_to,
+            r: resume,
+        }
+    }
 }
 
 pub(super) fn resolve(
@@ -71,10 +109,17 @@ pub(super) fn resolve(
                 format!("was issued for another query: {name} differs"),
             )
         };
-        if req.from.is_some_and(|f| f != cursor.f) {
+        // A resume cursor is bound to the window as asked; a next cursor to the
+        // window it resolved (which a first page that asked for none also shows).
+        let (bound_from, bound_to) = if cursor.r {
+            (cursor.qf, cursor.qt)
+        } else {
+            (Some(cursor.f), Some(cursor.t))
+        };
+        if req.from.is_some() && req.from != bound_from {
             return Err(differs("from"));
         }
-        if req.to.is_some_and(|t| t != cursor.t) {
+        if req.to.is_some() && req.to != bound_to {
             return Err(differs("to"));
         }
         if req.limit.is_some_and(|l| l != cursor.l) {
@@ -83,13 +128,32 @@ pub(super) fn resolve(
         if req.updated_since.is_some() && req.updated_since != cursor.s {
             return Err(differs("updated_since"));
         }
+        let (from, to) = if cursor.r {
+            window(cursor.qf, cursor.qt, now).map_err(|_| {
+                Error::invalid_field(
+                    "cursor",
+                    "is a position in a window that has ended: start again without it",
+                )
+            })?
+        } else {
+            (cursor.f, cursor.t)
+        };
         return Ok(Resolved {
-            from: cursor.f,
-            to: cursor.t,
+            from,
+            to,
             limit: cursor.l,
             since: cursor.s,
             after: Some(cursor.a),
+            from_head: false,
+            asked_from: cursor.qf,
+            asked_to: cursor.qt,
         });
+    }
+    if req.start.is_some() && req.updated_since.is_some() {
+        return Err(Error::invalid_field(
+            "start",
+            "cannot be combined with updated_since",
+        ));
     }
     let limit = req.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
@@ -98,8 +162,27 @@ pub(super) fn resolve(
             format!("must be between 1 and {MAX_LIMIT}"),
         ));
     }
-    let from = req.from.unwrap_or(now);
-    let to = match req.to {
+    let (from, to) = window(req.from, req.to, now)?;
+    Ok(Resolved {
+        from,
+        to,
+        limit,
+        since: req.updated_since,
+        after: None,
+        from_head: req.start.is_some(),
+        asked_from: req.from,
+        asked_to: req.to,
+    })
+}
+
+/// The window `[from, to)` a query asks for, its defaults resolved at `now`.
+fn window(
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
+    let from = from.unwrap_or(now);
+    let to = match to {
         Some(to) => to,
         None => time::within_years("from", from + DEFAULT_WINDOW)?,
     };
@@ -109,13 +192,7 @@ pub(super) fn resolve(
     if to - from > MAX_WINDOW {
         return Err(Error::invalid("the window from..to may not exceed 90 days"));
     }
-    Ok(Resolved {
-        from,
-        to,
-        limit,
-        since: req.updated_since,
-        after: None,
-    })
+    Ok((from, to))
 }
 
 #[cfg(test)]
@@ -142,6 +219,9 @@ mod tests {
             l: 50,
             s: None,
             a: 42,
+            qf: None,
+            qt: None,
+            r: false,
         };
         let key = key();
         let raw = cursor.encode(&key).unwrap();
@@ -167,6 +247,54 @@ mod tests {
             Cursor::decode(&edited, company, &key).is_err(),
             "an edited cursor"
         );
+    }
+
+    /// A resume cursor of a query that left its window to the default resolves it at
+    /// each use; a next cursor keeps the first page's; both stay bound to the query.
+    #[test]
+    fn a_resume_cursor_resolves_a_default_window_afresh_and_a_next_cursor_keeps_its_own() {
+        let company = CompanyId::new();
+        let then: DateTime<Utc> = "2026-11-18T09:30:00Z".parse().unwrap();
+        let later = then + Duration::days(7);
+        let first = resolve(&FeedRequest::default(), company, then, &key()).unwrap();
+        let use_at = |cursor: &Cursor, req: FeedRequest, now| {
+            let req = FeedRequest {
+                cursor: Some(cursor.encode(&key()).unwrap()),
+                ..req
+            };
+            resolve(&req, company, now, &key())
+        };
+
+        let resumed = use_at(
+            &first.cursor(company, 9, true),
+            FeedRequest::default(),
+            later,
+        )
+        .unwrap();
+        assert_eq!(
+            (resumed.from, resumed.to),
+            (later, later + Duration::days(30))
+        );
+        assert_eq!(resumed.after, Some(9));
+        let next = use_at(
+            &first.cursor(company, 9, false),
+            FeedRequest::default(),
+            later,
+        )
+        .unwrap();
+        assert_eq!((next.from, next.to), (then, then + Duration::days(30)));
+
+        // Bound: a resume cursor of a defaulted window refuses an explicit one.
+        let explicit = FeedRequest {
+            from: Some(then),
+            ..Default::default()
+        };
+        let refused = use_at(&first.cursor(company, 9, true), explicit.clone(), later);
+        assert!(refused.is_err());
+        // An explicit window stays as asked.
+        let asked = resolve(&explicit, company, then, &key()).unwrap();
+        let kept = use_at(&asked.cursor(company, 9, true), explicit, later).unwrap();
+        assert_eq!(kept.from, then);
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! serve.
 
 mod cursor;
+mod held;
 mod hydrate;
 mod weight;
 
@@ -49,7 +50,7 @@ use crate::resource::workforce::{
     Pagination, Window, WorkforceItem, WorkforcePage, WorkforceTombstone,
 };
 use chrono::{DateTime, Duration, Utc};
-use cursor::{Cursor, Resolved, resolve};
+use cursor::{Resolved, resolve};
 use hydrate::hydrate;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionSession};
 use std::collections::{HashMap, HashSet};
@@ -83,7 +84,21 @@ pub struct FeedRequest {
     pub cursor: Option<String>,
     /// Only resources updated at or after this.
     pub updated_since: Option<DateTime<Utc>>,
+    /// Where a first page (one without a cursor) starts; with a cursor, the cursor's
+    /// position wins.
+    pub start: Option<FeedStart>,
 }
+
+/// Where a first page starts, other than at the beginning of the feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedStart {
+    /// At the head: an empty page whose `resume_cursor` follows every change committed
+    /// from now on, for a consumer that took its snapshot elsewhere.
+    Now,
+}
+
+/// The longest a read may be held for a change (`wait`).
+pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Wfs {
     /// One page of the company's workforce feed.
@@ -98,10 +113,12 @@ impl Wfs {
         req: FeedRequest,
     ) -> Result<WorkforcePage> {
         let q = resolve(&req, company, self.now(), &self.tokens().cursors)?;
-        // One snapshot for the whole page: ids and their representations agree.
+        // One snapshot for the whole page: ids, their representations and the head
+        // agree.
         let tx = self.store().read_snapshot().await?;
         let after = match q.after {
             Some(after) => after,
+            None if q.from_head => sql::resource_head(&tx, company).await?,
             None => match q.since {
                 Some(since) => match sql::version_floor(&tx, company, since).await? {
                     Some(floor) => floor - 1,
@@ -110,22 +127,23 @@ impl Wfs {
                 None => i64::MIN,
             },
         };
-        let (entries, has_more, embedded) = served(&tx, company, after, &q).await?;
+        let (entries, has_more, embedded) = if q.from_head {
+            (Vec::new(), false, Embedded::default())
+        } else {
+            served(&tx, company, after, &q).await?
+        };
         let data = items(&tx, company, &entries, q.from, embedded).await?;
+        // After the page's last entry; after nothing new, where it started, but never
+        // beyond the head (an `updated_since` later than every change starts past it).
+        let resume_at = match entries.last() {
+            Some((_, last, _)) => *last,
+            None if after == i64::MIN || q.from_head => after,
+            None => after.min(sql::resource_head(&tx, company).await?),
+        };
         tx.commit().await?;
+        let keys = &self.tokens().cursors;
         let next_cursor = match (has_more, entries.last()) {
-            (true, Some((_, last, _))) => Some(
-                Cursor {
-                    v: 1,
-                    c: company.0,
-                    f: q.from,
-                    t: q.to,
-                    l: q.limit,
-                    s: q.since,
-                    a: *last,
-                }
-                .encode(&self.tokens().cursors)?,
-            ),
+            (true, Some((_, last, _))) => Some(q.cursor(company, *last, false).encode(keys)?),
             _ => None,
         };
         Ok(WorkforcePage {
@@ -133,6 +151,7 @@ impl Wfs {
             pagination: Pagination {
                 limit: q.limit,
                 next_cursor,
+                resume_cursor: q.cursor(company, resume_at, true).encode(keys)?,
             },
             window: Window {
                 from: q.from,
