@@ -677,3 +677,119 @@ async fn the_served_document_is_the_committed_one() {
     let committed: serde_json::Value = serde_json::from_str(&wfs_tower::openapi_json()).unwrap();
     assert_eq!(serde_json::Value::Object(served), committed);
 }
+
+/// The client remembers each read that had an `ETag` and revalidates it: the server
+/// answers 304 (no body, not counted against the rate limit) and the method answers
+/// the remembered value, the same as a fresh one.
+#[tokio::test]
+async fn reads_are_revalidated_with_if_none_match_and_304s_are_not_counted() {
+    // Arrange: two requests at once, then one a second, no retries: a third counted
+    // read within the second would be 429.
+    let s = ClientScene::with_config(Config {
+        rate_limit: Some(RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+        }),
+        ..Config::default()
+    })
+    .await;
+    let key = s
+        .admin
+        .create_api_key(&types::CreateApiKeyRequest {
+            name: "reader".into(),
+            scopes: None,
+            allowed_ips: None,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    let reader = WfsClient::builder(s.base.as_str())
+        .key_pair(key.client_id, key.client_secret.unwrap())
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+
+    // Act: the same read four times within the second.
+    s.location("North").await;
+    let json = |v: &Vec<types::Location>| serde_json::to_value(v).unwrap();
+    let first = json(&reader.list_locations().await.unwrap());
+    let mut again = Vec::new();
+    for _ in 0..3 {
+        again.push(json(&reader.list_locations().await.unwrap()));
+    }
+
+    // Assert: each answered (304s, revalidated), each the same value.
+    assert!(again.iter().all(|a| *a == first), "{again:?}");
+    assert_eq!(first[0]["name"], "North");
+    // Reads of other URLs are counted: the burst's second, then the limit.
+    reader.list_job_roles().await.unwrap();
+    let counted = reader.list_staff(&StaffQuery::default()).await;
+    assert!(
+        counted.is_err(),
+        "the third counted request within the second is refused"
+    );
+}
+
+/// `WorkforceFollow` follows the feed with held requests: from now, it answers each
+/// change as it commits, and resumes from a saved position after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_position() {
+    let s = ClientScene::new().await;
+    let company = s.company_id();
+    let mut follow = wfs_client::WorkforceFollow::from_now(
+        s.client.clone(),
+        WorkforceQuery {
+            wait: Some(std::time::Duration::from_secs(20)),
+            ..WorkforceQuery::default()
+        },
+    );
+    let waiting = tokio::spawn(async move {
+        let batch = follow.next().await.unwrap();
+        (follow, batch)
+    });
+    // A change commits while the follower's request is held.
+    for _ in 0..500 {
+        if s.app.svc.held_count() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.app.svc.held_count(), 1, "the follower's request is held");
+    let (member, _) = s.app.seed_member(&s.company, "Ada").await;
+    let tx = s.app.wfs.begin().await.unwrap();
+    s.app
+        .wfs
+        .deactivate_staff(&*tx, company, member.parse().unwrap())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let (follow, batch) = waiting.await.unwrap();
+    let ids: Vec<&str> = batch.iter().map(types::WorkforceItem::staff_resource_id).collect();
+    assert_eq!(ids, [member.as_str()]);
+
+    // After a restart: a new follower from the saved position sees only what came after.
+    let saved = follow.position().unwrap().to_owned();
+    let second = s.app.seed_member(&s.company, "Bea").await.0;
+    let tx = s.app.wfs.begin().await.unwrap();
+    s.app
+        .wfs
+        .deactivate_staff(&*tx, company, second.parse().unwrap())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut resumed = wfs_client::WorkforceFollow::resume(
+        s.client.clone(),
+        WorkforceQuery {
+            wait: Some(std::time::Duration::from_secs(1)),
+            ..WorkforceQuery::default()
+        },
+        saved,
+    );
+    let batch = resumed.next().await.unwrap();
+    let ids: Vec<&str> = batch.iter().map(types::WorkforceItem::staff_resource_id).collect();
+    assert_eq!(ids, [second.as_str()]);
+    assert!(
+        resumed.next().await.unwrap().is_empty(),
+        "then nothing, after the wait"
+    );
+}

@@ -25,6 +25,7 @@ mod api_reference;
 mod architecture;
 mod caches;
 mod client;
+mod conditional;
 mod database_sharing;
 mod embedding;
 mod events;

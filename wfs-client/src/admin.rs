@@ -130,7 +130,7 @@ impl AdminClient {
     /// `GET /auth/keys`: every key of the company, revoked ones included. Secrets are
     /// never listed.
     pub async fn list_api_keys(&self) -> Result<Vec<types::ApiKey>, Error> {
-        value(self.client.list_api_keys().await).await
+        value(self.client.list_api_keys(None).await).await
     }
 
     /// `POST /auth/keys`: a new key. Its `client_secret` is in this answer only.

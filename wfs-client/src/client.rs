@@ -165,7 +165,13 @@ impl WfsClient {
         branch_id: Option<&str>,
         job_role_id: Option<&str>,
     ) -> Result<Vec<types::ShiftSlot>, Error> {
-        match value(self.client.list_shifts(branch_id, job_role_id, None).await).await? {
+        match value(
+            self.client
+                .list_shifts(branch_id, job_role_id, None, None)
+                .await,
+        )
+        .await?
+        {
             types::ShiftsListing::Array(slots) => Ok(slots),
             types::ShiftsListing::Shift(_) => Err(Error::InvalidResponse(
                 "GET /shifts without shiftId answered one shift instead of a list".into(),
@@ -175,7 +181,13 @@ impl WfsClient {
 
     /// `GET /shifts?shiftId=`: one shift (booking record). 404 `Shift not found`.
     pub async fn get_shift(&self, shift_id: &str) -> Result<types::Shift, Error> {
-        match value(self.client.list_shifts(None, None, Some(shift_id)).await).await? {
+        match value(
+            self.client
+                .list_shifts(None, None, Some(shift_id), None)
+                .await,
+        )
+        .await?
+        {
             types::ShiftsListing::Shift(shift) => Ok(shift),
             types::ShiftsListing::Array(_) => Err(Error::InvalidResponse(
                 "GET /shifts with shiftId answered a list instead of one shift".into(),
@@ -202,14 +214,14 @@ impl WfsClient {
 
     /// `DELETE /shifts/{id}`: cancels a shift. 409 `Shift is already cancelled`.
     pub async fn cancel_shift(&self, shift_id: &str) -> Result<types::Message, Error> {
-        value(self.client.cancel_shift(shift_id, &fresh()?).await).await
+        value(self.client.cancel_shift(shift_id, &fresh()?, None).await).await
     }
 
     // ---- Job roles ------------------------------------------------------------------
 
     /// `GET /job-roles`: the company's job roles, in alphabetical order.
     pub async fn list_job_roles(&self) -> Result<Vec<types::JobRole>, Error> {
-        value(self.client.list_job_roles().await).await
+        value(self.client.list_job_roles(None).await).await
     }
 
     /// `POST /job-roles`: creates a job role.
@@ -230,19 +242,19 @@ impl WfsClient {
         id: &str,
         body: &types::UpdateJobRoleRequest,
     ) -> Result<types::JobRole, Error> {
-        value(self.client.update_job_role(id, &fresh()?, body).await).await
+        value(self.client.update_job_role(id, &fresh()?, None, body).await).await
     }
 
     /// `DELETE /job-roles/{id}`: deletes a job role.
     pub async fn delete_job_role(&self, id: &str) -> Result<types::Message, Error> {
-        value(self.client.delete_job_role(id, &fresh()?).await).await
+        value(self.client.delete_job_role(id, &fresh()?, None).await).await
     }
 
     // ---- Locations ------------------------------------------------------------------
 
     /// `GET /locations`: the company's locations, in alphabetical order.
     pub async fn list_locations(&self) -> Result<Vec<types::Location>, Error> {
-        value(self.client.list_locations().await).await
+        value(self.client.list_locations(None).await).await
     }
 
     /// `POST /locations`: creates a location.
@@ -263,7 +275,7 @@ impl WfsClient {
         id: &str,
         body: &types::UpdateLocationRequest,
     ) -> Result<types::Location, Error> {
-        value(self.client.update_location(id, &fresh()?, body).await).await
+        value(self.client.update_location(id, &fresh()?, None, body).await).await
     }
 
     // ---- Staff ----------------------------------------------------------------------
@@ -273,7 +285,12 @@ impl WfsClient {
         let q = query;
         value(
             self.client
-                .list_staff(q.branch_id.as_deref(), q.job_role_id.as_deref(), q.status)
+                .list_staff(
+                    q.branch_id.as_deref(),
+                    q.job_role_id.as_deref(),
+                    q.status,
+                    None,
+                )
                 .await,
         )
         .await
@@ -281,7 +298,12 @@ impl WfsClient {
 
     /// `DELETE /staff/{membershipId}`: deactivates a membership.
     pub async fn deactivate_staff(&self, membership_id: &str) -> Result<types::Message, Error> {
-        value(self.client.deactivate_staff(membership_id, &fresh()?).await).await
+        value(
+            self.client
+                .deactivate_staff(membership_id, &fresh()?, None)
+                .await,
+        )
+        .await
     }
 
     /// `POST /staff/bulk`: creates up to 1000 members. Per-member problems (a
@@ -323,6 +345,7 @@ impl WfsClient {
                 q.slot_id.as_deref(),
                 q.to.as_ref(),
                 q.user_id.as_deref(),
+                None,
             )
             .await)
     }
@@ -332,7 +355,7 @@ impl WfsClient {
         &self,
         branch_id: Option<&str>,
     ) -> Result<Vec<types::OvertimeEntry>, Error> {
-        value(self.client.list_overtime(branch_id).await).await
+        value(self.client.list_overtime(branch_id, None).await).await
     }
 
     /// `GET /hours`: hours worked per UTC day from `from` to `to`, both inclusive (at
@@ -342,7 +365,7 @@ impl WfsClient {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<Vec<types::HoursDay>, Error> {
-        value(self.client.get_hours(&from, &to).await).await
+        value(self.client.get_hours(&from, &to, None).await).await
     }
 
     // ---- Workforce availability -----------------------------------------------------
@@ -370,6 +393,7 @@ impl WfsClient {
                     q.to.as_ref(),
                     q.updated_since.as_ref(),
                     q.wait_seconds()?,
+                    None,
                 )
                 .await,
         )
@@ -382,7 +406,12 @@ impl WfsClient {
         &self,
         staff_resource_id: &str,
     ) -> Result<types::WorkforceItem, Error> {
-        value(self.client.get_workforce_resource(staff_resource_id).await).await
+        value(
+            self.client
+                .get_workforce_resource(staff_resource_id, None)
+                .await,
+        )
+        .await
     }
 
     /// `GET /workforce/availability`: the deprecated alias of
@@ -408,6 +437,7 @@ impl WfsClient {
                     q.to.as_ref(),
                     q.updated_since.as_ref(),
                     q.wait_seconds()?,
+                    None,
                 )
                 .await,
         )

@@ -66,6 +66,7 @@ mod paging;
 mod patch;
 mod query;
 mod retry;
+mod revalidate;
 mod transport;
 pub mod webhooks;
 mod webhooks_api;

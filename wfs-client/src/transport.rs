@@ -10,11 +10,15 @@ use std::fmt;
 use std::time::Duration;
 
 use progenitor_client::{ClientHooks, ClientInfo, OperationInfo};
-use reqwest::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{
+    CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderValue, IF_NONE_MATCH,
+};
 use reqwest::{Request, Response};
+use std::sync::Arc;
 
 use crate::error::{message_of, spec_message};
 use crate::retry::{self, RetryPolicy};
+use crate::revalidate::Memory;
 use crate::{Error, generated};
 
 /// The state the generated [`Client`](crate::generated::Client) carries for its hooks.
@@ -28,6 +32,9 @@ pub struct Transport {
     /// Credentials to add to each request. Empty when they are the reqwest client's
     /// default headers; filled when the caller brought its own reqwest client.
     auth: HeaderMap,
+    /// The last answer of each GET URL that had an `ETag`, revalidated with
+    /// `If-None-Match` (see `revalidate`).
+    memory: Arc<Memory>,
 }
 
 impl fmt::Debug for Transport {
@@ -58,8 +65,27 @@ impl ClientHooks<Transport> for generated::Client {
         Ok(())
     }
 
-    async fn exec(&self, request: Request, _info: &OperationInfo) -> reqwest::Result<Response> {
+    async fn exec(&self, mut request: Request, _info: &OperationInfo) -> reqwest::Result<Response> {
+        let memory = &self.inner().memory;
+        let url = (request.method() == reqwest::Method::GET
+            && !request.headers().contains_key(IF_NONE_MATCH))
+        .then(|| request.url().to_string());
+        let remembered = url.as_deref().and_then(|url| memory.get(url));
+        if let Some(remembered) = &remembered {
+            request
+                .headers_mut()
+                .insert(IF_NONE_MATCH, remembered.etag.clone());
+        }
         let response = send_with_retries(self.client(), &self.inner().retry, request).await?;
+        if let Some(remembered) = remembered
+            && response.status() == reqwest::StatusCode::NOT_MODIFIED
+        {
+            return Ok(remembered.answer(response.headers()));
+        }
+        let response = match url {
+            Some(url) => memory.keep(url, response).await?,
+            None => response,
+        };
         normalize_error_body(response).await
     }
 }
@@ -164,6 +190,7 @@ impl Options {
             retry: self.retry,
             timeout: self.timeout,
             auth,
+            memory: Arc::default(),
         };
         Ok(generated::Client::new_with_client(
             &base_url, client, transport,

@@ -27,7 +27,7 @@ impl WfsClient {
     /// `GET /webhooks/endpoints`: the company's endpoints, oldest first, without their
     /// secrets.
     pub async fn list_webhook_endpoints(&self) -> Result<Vec<types::WebhookEndpoint>, Error> {
-        value(self.generated().list_webhook_endpoints().await).await
+        value(self.generated().list_webhook_endpoints(None).await).await
     }
 
     /// `POST /webhooks/endpoints`: registers a URL to receive events. 409
@@ -86,7 +86,7 @@ impl WfsClient {
     /// `GET /webhooks/endpoints/{id}`: one endpoint. 404 `Webhook endpoint not found`
     /// for an unknown id or another company's.
     pub async fn get_webhook_endpoint(&self, id: &str) -> Result<types::WebhookEndpoint, Error> {
-        value(self.generated().get_webhook_endpoint(id).await).await
+        value(self.generated().get_webhook_endpoint(id, None).await).await
     }
 
     /// `PATCH /webhooks/endpoints/{id}`: changes the fields that `body` sets or clears.
@@ -173,6 +173,7 @@ impl WfsClient {
                     q.cursor.as_deref(),
                     positive("limit", q.limit)?,
                     q.status,
+                    None,
                 )
                 .await,
         )
@@ -210,6 +211,7 @@ impl WfsClient {
                     positive("limit", q.limit)?,
                     q.since.as_ref(),
                     q.event_type,
+                    None,
                 )
                 .await,
         )

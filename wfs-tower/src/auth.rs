@@ -175,6 +175,14 @@ impl Authenticator {
     }
 
     /// Sets the RateLimit fields of an answer whose caller stands so.
+    /// Gives back the request of `key` the rate limit counted: its answer does not
+    /// count (a `304 Not Modified`).
+    pub(crate) fn refund_rate_limit(&self, key: &wfs_core::ApiKeyId) {
+        if let Some(limiter) = &self.limiter {
+            limiter.refund(key);
+        }
+    }
+
     pub(crate) fn write_rate_limit_headers(&self, limited: LimitReport, headers: &mut HeaderMap) {
         match limited {
             LimitReport::Key(standing) => {

@@ -29,6 +29,7 @@
 
 mod auth;
 mod body;
+mod conditional;
 mod config;
 mod dto;
 pub mod error;

@@ -36,15 +36,14 @@
 //! waiting. Failures are counted (`wfs_rate_limit_store_errors_total`) and logged at most once a
 //! minute; the first answer after an outage is logged too.
 
+mod local_store;
 mod redis_store;
 
 use crate::config::{Config, RateLimit};
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
+use governor::Quota;
 use http::{HeaderMap, HeaderName, HeaderValue};
-use redis_store::RedisStore;
+use local_store::LocalStore;
+use redis_store::{RedisStore, ScriptParams, answer_to_verdict};
 use std::sync::Arc;
 use std::time::Duration;
 use wfs_core::ApiKeyId;
@@ -146,12 +145,7 @@ enum Store {
 /// The limiter of every key, with the policy it advertises.
 pub(crate) struct KeyLimiter {
     /// This process's counts: the store without Redis, the fallback with it.
-    local: RateLimiter<
-        ApiKeyId,
-        DefaultKeyedStateStore<ApiKeyId>,
-        DefaultClock,
-        StateInformationMiddleware,
-    >,
+    local: LocalStore,
     store: Store,
     gcra: Gcra,
     /// `RateLimit-Policy`, the same on every answer.
@@ -186,7 +180,7 @@ impl KeyLimiter {
             },
         };
         Self {
-            local: RateLimiter::keyed(quota).with_middleware::<StateInformationMiddleware>(),
+            local: LocalStore::new(ScriptParams::new(gcra)),
             store,
             gcra,
             policy: HeaderValue::from_str(&format!("\"default\";q={burst};w={window}"))
@@ -208,11 +202,17 @@ impl KeyLimiter {
 
     /// Counts one request of `key` in this process's limiter.
     fn check_local(&self, key: &ApiKeyId) -> Verdict {
-        match self.local.check_key(key) {
-            Ok(snapshot) => self.gcra.allowed(snapshot.remaining_burst_capacity()),
-            Err(not_until) => self
-                .gcra
-                .refused(not_until.wait_time_from(self.local.clock().now())),
+        let (allowed, ahead_us) = self.local.check(key);
+        answer_to_verdict(self.gcra, ScriptParams::new(self.gcra), allowed, ahead_us)
+    }
+
+    /// Gives back one request of `key` that was counted: its answer does not count
+    /// against the limit (a `304 Not Modified`). With Redis, in Redis too (in the
+    /// background: the answer does not wait for it), whichever store counted it.
+    pub(crate) fn refund(&self, key: &ApiKeyId) {
+        self.local.refund(key);
+        if let Store::Redis(redis) = &self.store {
+            redis.refund(*key);
         }
     }
 

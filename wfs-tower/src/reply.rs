@@ -67,6 +67,14 @@ impl Reply {
         Ok(self)
     }
 
+    /// Adds the `ETag` of the resource the answer is about.
+    pub(crate) fn tagged(mut self, tag: &wfs_core::resource::EntityTag) -> Self {
+        if let Some(value) = crate::conditional::etag_value(tag) {
+            self.headers.push((header::ETAG, value));
+        }
+        self
+    }
+
     /// Marks an answer that carries a token or a secret: no cache, shared or private,
     /// may keep it (`Cache-Control: no-store`).
     pub(crate) fn no_store(mut self) -> Self {

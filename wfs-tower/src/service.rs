@@ -2,6 +2,7 @@
 
 use crate::auth::{Access, Authenticator, Caller};
 use crate::body::ResponseBody;
+use crate::conditional;
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::handlers::Ctx;
@@ -335,7 +336,16 @@ impl Shared {
             tx: None,
         };
         if !route.writes() {
-            return (route.handler)(&ctx).await;
+            let reply = (route.handler)(&ctx).await?;
+            if route.access == Access::Public {
+                return Ok(reply);
+            }
+            let (reply, not_modified) = conditional::read(reply, &parts.headers);
+            if not_modified && let Caller::Key(key) = &caller {
+                // A 304 does not count against the key's rate limit.
+                self.auth.refund_rate_limit(&key.key_id);
+            }
+            return Ok(reply);
         }
         let claim = match (idempotency_key, caller.idempotency_scope()) {
             (Some(key), Some(scope)) => Some(IdempotentRequest {

@@ -100,6 +100,10 @@ pub struct CreatedLocation {
     pub hexcode: String,
     #[doc = concat!("Short abbreviation.")]
     pub symbol: String,
+    /// The new location's entity tag (of its listed representation, [`Location`]),
+    /// for a later conditional update; not part of the body.
+    #[serde(skip)]
+    pub tag: super::EntityTag,
 }
 
 impl CreatedLocation {
@@ -113,6 +117,7 @@ impl CreatedLocation {
             longitude: location.longitude,
             hexcode: location.hexcode.clone(),
             symbol: location.symbol.clone(),
+            tag: super::EntityTag::strong(location),
         }
     }
 }

@@ -19,8 +19,10 @@ pub mod schedule;
 pub mod shift;
 pub mod slot;
 pub mod staff;
+pub mod tag;
 pub mod workforce;
 
 pub use job_role::JobRole;
 pub use location::{CreatedLocation, Location};
 pub use staff::StaffMember;
+pub use tag::EntityTag;

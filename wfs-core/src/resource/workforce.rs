@@ -93,6 +93,10 @@ pub struct WorkforceResource {
     #[doc = concat!("Status at `supply_status_as_of`.")]
     pub supply_status: SupplyStatus,
     /// The instant the status describes: the window's `from`.
+    // Left out of the entity tag: with the default window it is when the answer was
+    // computed.
+    #[serde(skip_serializing_if = "super::tag::computing")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub supply_status_as_of: DateTime<Utc>,
     /// The member's non-cancelled shifts overlapping the window.
     pub shifts: Vec<ResourceShift>,
@@ -173,6 +177,21 @@ pub struct WorkforcePage {
 }
 
 impl WorkforcePage {
+    /// The page's weak entity tag: its entries (without `supply_status_as_of`), its
+    /// limit, whether a next page follows, and its resume position; not the window,
+    /// nor the window a `next_cursor` carries, which with the default window say when
+    /// the page was read. The same URL answers the same tag while its entries are
+    /// unchanged.
+    pub fn tag(&self) -> super::EntityTag {
+        use super::tag::Json;
+        super::EntityTag::weak(&[
+            &Json(&self.data),
+            &self.pagination.limit,
+            &i64::from(self.pagination.next_cursor.is_some()),
+            &self.pagination.resume_cursor,
+        ])
+    }
+
     /// About the length of the page's JSON, a little above it unless reasons or names
     /// need escaping: the capacity its body is written into, so the buffer is not
     /// regrown (and copied) as it fills (docs/decisions.md, "The workforce page's

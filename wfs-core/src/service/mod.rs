@@ -17,6 +17,7 @@ pub mod outbox;
 pub mod schedules;
 pub mod shifts;
 pub mod staff;
+pub mod tags;
 pub mod throttle;
 pub mod timekeeping;
 pub mod versions;

@@ -3,6 +3,7 @@
 use super::Ctx;
 use super::Entry;
 use crate::auth::Access;
+use crate::conditional;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
@@ -11,6 +12,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::JobRoleId;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::EntityTag;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -50,7 +52,7 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_job_role(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Reply::json(StatusCode::CREATED, &role)
+    Ok(Reply::json(StatusCode::CREATED, &role)?.tagged(&EntityTag::strong(&role)))
 }
 
 /// Update a job role
@@ -71,11 +73,12 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // Body before id: validation (400) comes before identifiers (404).
     let patch = json::<UpdateJobRoleRequest>(ctx.body)?.into_patch()?;
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
-    let role = ctx
-        .wfs
-        .update_job_role(ctx.tx()?, ctx.key()?.company_id, id, patch)
-        .await?;
-    Reply::json(StatusCode::OK, &role)
+    let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
+    if let Some(listed) = conditional::if_match(ctx.headers) {
+        conditional::check(&listed, &ctx.wfs.job_role_tag(tx, company, id).await?)?;
+    }
+    let role = ctx.wfs.update_job_role(tx, company, id, patch).await?;
+    Ok(Reply::json(StatusCode::OK, &role)?.tagged(&EntityTag::strong(&role)))
 }
 
 /// Delete a job role
@@ -89,8 +92,10 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ))]
 pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
-    ctx.wfs
-        .delete_job_role(ctx.tx()?, ctx.key()?.company_id, id)
-        .await?;
+    let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
+    if let Some(listed) = conditional::if_match(ctx.headers) {
+        conditional::check(&listed, &ctx.wfs.job_role_tag(tx, company, id).await?)?;
+    }
+    ctx.wfs.delete_job_role(tx, company, id).await?;
     Reply::message("Job role deleted")
 }

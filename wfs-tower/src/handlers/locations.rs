@@ -3,6 +3,7 @@
 use super::Ctx;
 use super::Entry;
 use crate::auth::Access;
+use crate::conditional;
 use crate::dto::locations::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
@@ -10,6 +11,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::LocationId;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::EntityTag;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -46,7 +48,7 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_location(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Reply::json(StatusCode::CREATED, &created)
+    Ok(Reply::json(StatusCode::CREATED, &created)?.tagged(&created.tag))
 }
 
 /// Update a location
@@ -66,9 +68,10 @@ pub(crate) async fn update_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // Body before id: a 400 comes before a 404, for malformed ids as for unknown ones.
     let patch = json::<UpdateLocationRequest>(ctx.body)?.into_patch()?;
     let id: LocationId = path_id(ctx.id(), "Location")?;
-    let location = ctx
-        .wfs
-        .update_location(ctx.tx()?, ctx.key()?.company_id, id, patch)
-        .await?;
-    Reply::json(StatusCode::OK, &location)
+    let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
+    if let Some(listed) = conditional::if_match(ctx.headers) {
+        conditional::check(&listed, &ctx.wfs.location_tag(tx, company, id).await?)?;
+    }
+    let location = ctx.wfs.update_location(tx, company, id, patch).await?;
+    Ok(Reply::json(StatusCode::OK, &location)?.tagged(&EntityTag::strong(&location)))
 }

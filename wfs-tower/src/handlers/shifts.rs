@@ -115,12 +115,11 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         (status = 409, description = "`Shift is already cancelled`", body = ErrorBody),
     ))]
 pub(crate) async fn cancel_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    ctx.wfs
-        .cancel_shift(
-            ctx.tx()?,
-            ctx.key()?.company_id,
-            path_id(ctx.id(), "Shift")?,
-        )
-        .await?;
+    let id = path_id(ctx.id(), "Shift")?;
+    let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
+    if let Some(listed) = crate::conditional::if_match(ctx.headers) {
+        crate::conditional::check(&listed, &ctx.wfs.shift_tag(tx, company, id).await?)?;
+    }
+    ctx.wfs.cancel_shift(tx, company, id).await?;
     Reply::message("Shift cancelled")
 }

@@ -67,9 +67,11 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ))]
 pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: MembershipId = path_id(ctx.id(), "Staff member")?;
-    ctx.wfs
-        .deactivate_staff(ctx.tx()?, ctx.key()?.company_id, id)
-        .await?;
+    let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
+    if let Some(listed) = crate::conditional::if_match(ctx.headers) {
+        crate::conditional::check(&listed, &ctx.wfs.staff_tag(tx, company, id).await?)?;
+    }
+    ctx.wfs.deactivate_staff(tx, company, id).await?;
     Reply::message("Staff member deactivated")
 }
 

@@ -10,6 +10,7 @@ use crate::reply::Reply;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use std::time::Duration;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::EntityTag;
 use wfs_core::resource::workforce::{WorkforceItem, WorkforcePage};
 use wfs_core::service::workforce::{FeedRequest, FeedStart, MAX_WAIT};
 
@@ -86,7 +87,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 .await?
         }
     };
-    Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())
+    Ok(Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())?.tagged(&page.tag()))
 }
 
 /// List workforce resources
@@ -165,5 +166,6 @@ pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
             path_id(ctx.id(), "Workforce resource")?,
         )
         .await?;
-    Reply::json(StatusCode::OK, &item)
+    // Without `supply_status_as_of`, which says when the answer was computed.
+    Ok(Reply::json(StatusCode::OK, &item)?.tagged(&EntityTag::strong(&item)))
 }

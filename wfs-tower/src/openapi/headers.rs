@@ -13,12 +13,13 @@ pub(super) const HEADER_RATE_LIMIT_POLICY: &str = "RateLimitPolicy";
 pub(super) const HEADER_UNKNOWN_KEY_RATE_LIMIT: &str = "UnknownKeyRateLimit";
 pub(super) const HEADER_UNKNOWN_KEY_RATE_LIMIT_POLICY: &str = "UnknownKeyRateLimitPolicy";
 pub(super) const HEADER_IDEMPOTENT_REPLAYED: &str = "IdempotentReplayed";
+pub(super) const HEADER_ETAG: &str = "ETag";
 
 /// The answer headers, each with the exact shape the service writes:
 /// `request_id::MAX_LEN` visible ASCII characters at most (a kept id or a UUID);
 /// whole seconds, at least 1 (`error::whole_seconds`); and the IETF RateLimit fields
 /// as `rate_limit::KeyLimiter::write_headers` writes them (a `u32` and a `u64`).
-pub(super) fn header_components() -> [(&'static str, Header); 7] {
+pub(super) fn header_components() -> [(&'static str, Header); 8] {
     let [limit, policy, unknown_key_limit, unknown_key_policy] = rate_limit_headers();
     [
         (HEADER_REQUEST_ID, request_id_header()),
@@ -27,6 +28,13 @@ pub(super) fn header_components() -> [(&'static str, Header); 7] {
             header(
                 text(20, "^[1-9][0-9]{0,19}$"),
                 "Seconds to wait before retrying, a whole number, at least 1",
+            ),
+        ),
+        (
+            HEADER_ETAG,
+            header(
+                text(27, "^(W/)?\"[A-Za-z0-9_-]{22}\"$"),
+                "The entity tag of the representation (RFC 9110): send it back in                  `If-None-Match` to be answered `304` while it is unchanged, or in                  `If-Match` to write only while it is. Weak (`W/`) on feed pages, whose                  window and cursors say when they were read",
             ),
         ),
         (HEADER_RATE_LIMIT, limit),

@@ -15,6 +15,7 @@
 mod access;
 mod answers;
 mod components;
+mod conditional;
 mod headers;
 mod input_rules;
 mod yaml;
@@ -157,6 +158,7 @@ fn describe_operation(op: &mut Operation, route: &Route) {
         "The database is unavailable; nothing was written. Retry after `Retry-After` seconds",
     );
     error(op, 500, "An unexpected error; nothing was written");
+    conditional::describe_conditional(op, route);
     describe_answer_headers(op, route.access);
 }
 

@@ -53,6 +53,26 @@ redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - no
 return {1, tat - now}
 ";
 
+/// Gives one request back: `KEYS[1]`'s TAT moves `ARGV[1]` (the interval) earlier, and
+/// a key whose burst is then whole again is deleted.
+pub(crate) const REFUND_SCRIPT: &str = r"
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local interval = tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil then
+  return 0
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+tat = tat - interval
+if tat <= now then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000))
+return 1
+";
+
 /// The prefix of every key the limiter writes.
 const KEY_PREFIX: &str = "wfs:rl:";
 
@@ -120,6 +140,7 @@ pub(crate) struct RedisStore {
     /// its own reconnection does not handle (e.g. a refused password).
     manager: Mutex<Option<ConnectionManager>>,
     script: redis::Script,
+    refund: redis::Script,
     gcra: Gcra,
     params: ScriptParams,
     circuit: Circuit,
@@ -144,6 +165,7 @@ impl RedisStore {
             timeout,
             manager: Mutex::new(None),
             script: redis::Script::new(GCRA_SCRIPT),
+            refund: redis::Script::new(REFUND_SCRIPT),
             gcra,
             params: ScriptParams::new(gcra),
             circuit: Circuit::new(),
@@ -199,6 +221,34 @@ impl RedisStore {
                 None
             }
         }
+    }
+
+    /// Gives one request of `key` back, in the background, within the timeout; a
+    /// failure only costs the key that request (it is logged at debug level).
+    pub(super) fn refund(self: &Arc<Self>, key: ApiKeyId) {
+        if !self.circuit.may_try() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let store = self.clone();
+        runtime.spawn(async move {
+            let refunded = async {
+                let mut con = store.manager()?;
+                store
+                    .refund
+                    .key(format!("{KEY_PREFIX}{key}"))
+                    .arg(store.params.interval_us)
+                    .invoke_async::<i64>(&mut con)
+                    .await
+            };
+            match tokio::time::timeout(store.timeout, refunded).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(err)) => tracing::debug!(error = %scrub(&err.to_string(), &store.secrets), "rate limit: could not give a request back in Redis"),
+                Err(_) => tracing::debug!("rate limit: Redis did not answer a refund in time"),
+            }
+        });
     }
 
     async fn invoke(&self, key: &ApiKeyId) -> redis::RedisResult<(i64, i64)> {
@@ -381,15 +431,14 @@ mod tests {
     use proptest::prelude::*;
     use std::num::NonZeroU32;
 
-    /// The script, step for step, over a stored TAT (`None`: no key in Redis).
+    /// The script's step (the local store's, which the script is written from) over
+    /// a stored TAT (`None`: no key in Redis).
     fn script(stored: &mut Option<u64>, now: u64, p: ScriptParams) -> (bool, u64) {
-        let tat = stored.filter(|tat| *tat >= now).unwrap_or(now);
-        if now + p.tolerance_us < tat {
-            return (false, tat - now);
+        let (allowed, ahead, tat) = super::super::local_store::step(*stored, now, p);
+        if tat.is_some() {
+            *stored = tat;
         }
-        let tat = tat + p.interval_us;
-        *stored = Some(tat);
-        (true, tat - now)
+        (allowed, ahead)
     }
 
     fn gcra(interval_us: u64, burst: u32) -> Gcra {

@@ -80,11 +80,24 @@ impl Resolved {
     /// The cursor of a page of this query positioned after version `after`: a
     /// `next_cursor` (the resolved window), or a resume cursor.
     pub(super) fn cursor(&self, company: CompanyId, after: i64, resume: bool) -> Cursor {
+        // A resume cursor resolves its window from `qf` and `qt` and never reads `f`
+        // and `t`: they hold the asked values (or the epoch), so that the cursor of a
+        // position is the same string whenever it is issued (a page's entity tag
+        // includes it).
+        let (f, t) = if resume {
+            let unused = DateTime::<Utc>::UNIX_EPOCH;
+            (
+                self.asked_from.unwrap_or(unused),
+                self.asked_to.unwrap_or(unused),
+            )
+        } else {
+            (self.from, self.to)
+        };
         Cursor {
             v: 1,
             c: company.0,
-            f: self.from,
-            t: self.to,
+            f,
+            t,
             l: self.limit,
             s: self.since,
             a: after,

@@ -170,26 +170,36 @@ impl Wfs {
         company: CompanyId,
         id: MembershipId,
     ) -> Result<WorkforceItem> {
-        let not_found = || Error::not_found("Workforce resource");
+        let tx = self.store().read_snapshot().await?;
+        let item = self.workforce_item_in(&tx, company, id).await?;
+        tx.commit().await?;
+        Ok(item)
+    }
+
+    /// [`Wfs::get_workforce_resource`] as `conn` sees it.
+    pub(crate) async fn workforce_item_in(
+        &self,
+        conn: &impl WfsConn,
+        company: CompanyId,
+        id: MembershipId,
+    ) -> Result<WorkforceItem> {
         let id = id.0;
         let from = self.now();
         let to = from + DEFAULT_WINDOW;
-        let tx = self.store().read_snapshot().await?;
         let embedded = Embedded::from_rows(
-            sql::feed_shifts(&tx, &[id], from, to, None).await?,
-            sql::feed_intervals(&tx, &[id], from, to, None).await?,
+            sql::feed_shifts(conn, &[id], from, to, None).await?,
+            sql::feed_intervals(conn, &[id], from, to, None).await?,
         );
-        let mut found = hydrate(&tx, company, &[id], from, embedded).await?;
+        let mut found = hydrate(conn, company, &[id], from, embedded).await?;
         let item = match found.remove(&id) {
             Some(resource) => Some(WorkforceItem::Resource(Box::new(resource))),
             None => owned_by::<membership_tombstone::Entity>(company)
                 .filter(membership_tombstone::Column::MembershipId.eq(id))
-                .one(&tx)
+                .one(conn)
                 .await?
                 .map(|t| WorkforceItem::Tombstone(tombstone(t))),
         };
-        tx.commit().await?;
-        item.ok_or_else(not_found)
+        item.ok_or_else(|| Error::not_found("Workforce resource"))
     }
 }
 

@@ -1,0 +1,182 @@
+//! Conditional requests (RFC 9110, section 13): every read of a resource or list
+//! answers with an `ETag`, `If-None-Match` naming it answers `304 Not Modified` without
+//! a body (and does not count against the key's rate limit), and `If-Match` on a write
+//! to one resource answers `412 Precondition Failed` unless it names the resource's
+//! current tag (or is `*`).
+
+use crate::error::ApiError;
+use crate::reply::Reply;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use wfs_core::resource::EntityTag;
+
+/// An `If-Match` or `If-None-Match` field: `*`, or the tags it lists (a malformed
+/// member matches nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listed {
+    Any,
+    Tags(Vec<EntityTag>),
+}
+
+impl Listed {
+    /// The field `name` of a request (its lines together), if sent.
+    pub(crate) fn of(headers: &HeaderMap, name: HeaderName) -> Option<Listed> {
+        let mut tags = Vec::new();
+        let mut sent = false;
+        for line in headers.get_all(name) {
+            sent = true;
+            let Ok(line) = line.to_str() else { continue };
+            if line.trim() == "*" {
+                return Some(Listed::Any);
+            }
+            tags.extend(parse_list(line));
+        }
+        sent.then_some(Listed::Tags(tags))
+    }
+
+    /// `If-None-Match`: weak comparison.
+    fn names_weakly(&self, tag: &EntityTag) -> bool {
+        match self {
+            Listed::Any => true,
+            Listed::Tags(tags) => tags.iter().any(|t| t.weak_eq(tag)),
+        }
+    }
+
+    /// `If-Match`: strong comparison.
+    fn names_strongly(&self, tag: &EntityTag) -> bool {
+        match self {
+            Listed::Any => true,
+            Listed::Tags(tags) => tags.iter().any(|t| t.strong_eq(tag)),
+        }
+    }
+}
+
+/// `entity-tag *( OWS "," OWS entity-tag )`; members that are not entity tags are
+/// skipped (they can match nothing).
+fn parse_list(line: &str) -> Vec<EntityTag> {
+    let mut tags = Vec::new();
+    let mut rest = line;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', ',']);
+        if rest.is_empty() {
+            return tags;
+        }
+        let (weak, quoted) = match rest.strip_prefix("W/") {
+            Some(quoted) => (true, quoted),
+            None => (false, rest),
+        };
+        let Some(inner) = quoted.strip_prefix('"') else {
+            // Not a tag: skip to the next comma.
+            rest = rest.split_once(',').map_or("", |(_, after)| after);
+            continue;
+        };
+        let Some((opaque, after)) = inner.split_once('"') else {
+            return tags;
+        };
+        if opaque
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
+        {
+            tags.push(EntityTag::from_parts(weak, opaque));
+        }
+        rest = after;
+    }
+}
+
+/// The `ETag` field value of `tag`.
+pub(crate) fn etag_value(tag: &EntityTag) -> Option<HeaderValue> {
+    HeaderValue::from_str(&tag.to_string()).ok()
+}
+
+/// A successful read's answer with its `ETag` (the handler's own, or the strong tag of
+/// its body), or `304 Not Modified` with that `ETag` when `If-None-Match` names it.
+/// Answers whether it is a 304.
+pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
+    if reply.status != StatusCode::OK {
+        return (reply, false);
+    }
+    let tag = match reply.headers.iter().find(|(n, _)| n == header::ETAG) {
+        Some((_, value)) => value.to_str().ok().and_then(|v| parse_list(v).pop()),
+        None => {
+            let tag = EntityTag::strong_of_bytes(&reply.body);
+            if let Some(value) = etag_value(&tag) {
+                reply.headers.push((header::ETAG, value));
+            }
+            Some(tag)
+        }
+    };
+    let Some(tag) = tag else {
+        return (reply, false);
+    };
+    match Listed::of(headers, header::IF_NONE_MATCH) {
+        Some(listed) if listed.names_weakly(&tag) => {
+            let mut not_modified = Reply::file(StatusCode::NOT_MODIFIED, None, Bytes::new());
+            not_modified
+                .headers
+                .extend(reply.headers.into_iter().filter(|(n, _)| n == header::ETAG));
+            (not_modified, true)
+        }
+        _ => (reply, false),
+    }
+}
+
+/// `If-Match` of a write to one resource, if sent.
+pub(crate) fn if_match(headers: &HeaderMap) -> Option<Listed> {
+    Listed::of(headers, header::IF_MATCH)
+}
+
+/// Whether a write may go on: `If-Match` names `current`, the resource's tag now.
+///
+/// # Errors
+/// 412 `Precondition Failed: the resource has changed (its ETag is now ...)`.
+pub(crate) fn check(listed: &Listed, current: &EntityTag) -> Result<(), ApiError> {
+    if listed.names_strongly(current) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::PRECONDITION_FAILED,
+        format!(
+            "Precondition failed: If-Match does not name the resource's current ETag ({current}); read it again, then retry"
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse_strong_weak_and_star_and_skip_what_is_not_a_tag() {
+        let mut headers = HeaderMap::new();
+        headers.append(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"a\", W/\"b\""),
+        );
+        headers.append(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("nonsense, \"c\""),
+        );
+        let Some(Listed::Tags(tags)) = Listed::of(&headers, header::IF_NONE_MATCH) else {
+            panic!("a list");
+        };
+        let shown: Vec<String> = tags.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["\"a\"", "W/\"b\"", "\"c\""]);
+        let mut star = HeaderMap::new();
+        star.insert(header::IF_MATCH, HeaderValue::from_static("*"));
+        assert_eq!(Listed::of(&star, header::IF_MATCH), Some(Listed::Any));
+        assert_eq!(Listed::of(&HeaderMap::new(), header::IF_MATCH), None);
+    }
+
+    #[test]
+    fn if_match_needs_a_strong_match_and_star_matches_any() {
+        let current = EntityTag::from_parts(false, "abc");
+        let weak = Listed::Tags(vec![EntityTag::from_parts(true, "abc")]);
+        assert_eq!(
+            check(&weak, &current).unwrap_err().status(),
+            StatusCode::PRECONDITION_FAILED
+        );
+        assert!(check(&Listed::Tags(vec![current.clone()]), &current).is_ok());
+        assert!(check(&Listed::Any, &current).is_ok());
+        assert!(check(&Listed::Tags(Vec::new()), &current).is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! The rate-limit counts of this process: the GCRA of the Redis script, step for step
+//! ([`step`]), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
+//! stores thus make the same decisions, and both can give a request back
+//! ([`LocalStore::refund`]): an answer that does not count against the limit (a
+//! `304 Not Modified`).
+
+use super::redis_store::ScriptParams;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+use wfs_core::ApiKeyId;
+
+/// Keys kept before idle ones (whose burst has refilled) are dropped.
+const PRUNE_ABOVE: usize = 4_096;
+
+/// The script's step: with a stored TAT (`None`: none, or one in the past) at `now`,
+/// whether the request is allowed, the TAT ahead of `now` after the decision, and the
+/// TAT to store (`None`: unchanged, the request was refused).
+pub(super) fn step(stored: Option<u64>, now: u64, p: ScriptParams) -> (bool, u64, Option<u64>) {
+    let tat = stored.filter(|tat| *tat >= now).unwrap_or(now);
+    if now + p.tolerance_us < tat {
+        return (false, tat - now, None);
+    }
+    let tat = tat + p.interval_us;
+    (true, tat - now, Some(tat))
+}
+
+/// Every key's TAT, in microseconds since the store was made (plus one, so no TAT is
+/// zero).
+pub(super) struct LocalStore {
+    params: ScriptParams,
+    origin: Instant,
+    tats: Mutex<HashMap<ApiKeyId, u64>>,
+}
+
+impl LocalStore {
+    pub(super) fn new(params: ScriptParams) -> Self {
+        Self {
+            params,
+            origin: Instant::now(),
+            tats: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// Decides one request of `key`: (allowed, TAT ahead of now).
+    pub(super) fn check(&self, key: &ApiKeyId) -> (bool, u64) {
+        let now = self.now();
+        let mut tats = lock(&self.tats);
+        let (allowed, ahead, stored) = step(tats.get(key).copied(), now, self.params);
+        if let Some(tat) = stored {
+            if tats.len() >= PRUNE_ABOVE && !tats.contains_key(key) {
+                tats.retain(|_, tat| *tat > now);
+            }
+            tats.insert(*key, tat);
+        }
+        (allowed, ahead)
+    }
+
+    /// Gives one request of `key` back: its TAT moves one interval earlier (a key
+    /// whose burst is then whole again is forgotten).
+    pub(super) fn refund(&self, key: &ApiKeyId) {
+        let now = self.now();
+        let mut tats = lock(&self.tats);
+        if let Some(tat) = tats.get_mut(key) {
+            *tat = tat.saturating_sub(self.params.interval_us);
+            if *tat <= now {
+                tats.remove(key);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
