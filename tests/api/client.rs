@@ -764,7 +764,10 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
         .unwrap();
     tx.commit().await.unwrap();
     let (follow, batch) = waiting.await.unwrap();
-    let ids: Vec<&str> = batch.iter().map(types::WorkforceItem::staff_resource_id).collect();
+    let ids: Vec<&str> = batch
+        .iter()
+        .map(types::WorkforceItem::staff_resource_id)
+        .collect();
     assert_eq!(ids, [member.as_str()]);
 
     // After a restart: a new follower from the saved position sees only what came after.
@@ -786,7 +789,10 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
         saved,
     );
     let batch = resumed.next().await.unwrap();
-    let ids: Vec<&str> = batch.iter().map(types::WorkforceItem::staff_resource_id).collect();
+    let ids: Vec<&str> = batch
+        .iter()
+        .map(types::WorkforceItem::staff_resource_id)
+        .collect();
     assert_eq!(ids, [second.as_str()]);
     assert!(
         resumed.next().await.unwrap().is_empty(),

@@ -177,9 +177,9 @@ impl Authenticator {
     /// Sets the RateLimit fields of an answer whose caller stands so.
     /// Gives back the request of `key` the rate limit counted: its answer does not
     /// count (a `304 Not Modified`).
-    pub(crate) fn refund_rate_limit(&self, key: &wfs_core::ApiKeyId) {
+    pub(crate) async fn refund_rate_limit(&self, key: &wfs_core::ApiKeyId) {
         if let Some(limiter) = &self.limiter {
-            limiter.refund(key);
+            limiter.refund(key).await;
         }
     }
 

@@ -5,9 +5,9 @@
 //! current tag (or is `*`).
 
 use crate::error::ApiError;
-use crate::reply::Reply;
+use crate::reply::{Reply, etag_value};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderName, StatusCode, header};
 use wfs_core::resource::EntityTag;
 
 /// An `If-Match` or `If-None-Match` field: `*`, or the tags it lists (a malformed
@@ -83,11 +83,6 @@ fn parse_list(line: &str) -> Vec<EntityTag> {
     }
 }
 
-/// The `ETag` field value of `tag`.
-pub(crate) fn etag_value(tag: &EntityTag) -> Option<HeaderValue> {
-    HeaderValue::from_str(&tag.to_string()).ok()
-}
-
 /// A successful read's answer with its `ETag` (the handler's own, or the strong tag of
 /// its body), or `304 Not Modified` with that `ETag` when `If-None-Match` names it.
 /// Answers whether it is a 304.
@@ -144,6 +139,7 @@ pub(crate) fn check(listed: &Listed, current: &EntityTag) -> Result<(), ApiError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderValue;
 
     #[test]
     fn lists_parse_strong_weak_and_star_and_skip_what_is_not_a_tag() {

@@ -207,12 +207,13 @@ impl KeyLimiter {
     }
 
     /// Gives back one request of `key` that was counted: its answer does not count
-    /// against the limit (a `304 Not Modified`). With Redis, in Redis too (in the
-    /// background: the answer does not wait for it), whichever store counted it.
-    pub(crate) fn refund(&self, key: &ApiKeyId) {
+    /// against the limit (a `304 Not Modified`). With Redis, in Redis too (where
+    /// the answer waits at most [`Config::redis_timeout`] for it), whichever store
+    /// counted it.
+    pub(crate) async fn refund(&self, key: &ApiKeyId) {
         self.local.refund(key);
         if let Store::Redis(redis) = &self.store {
-            redis.refund(*key);
+            redis.refund(key).await;
         }
     }
 

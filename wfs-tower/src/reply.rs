@@ -7,6 +7,11 @@ use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use serde::Serialize;
 use wfs_core::service::idempotency::StoredResponse;
 
+/// The `ETag` field value of `tag`.
+pub(crate) fn etag_value(tag: &wfs_core::resource::EntityTag) -> Option<HeaderValue> {
+    HeaderValue::from_str(&tag.to_string()).ok()
+}
+
 /// A handler's answer before it becomes an HTTP response.
 #[derive(Debug)]
 pub(crate) struct Reply {
@@ -69,7 +74,7 @@ impl Reply {
 
     /// Adds the `ETag` of the resource the answer is about.
     pub(crate) fn tagged(mut self, tag: &wfs_core::resource::EntityTag) -> Self {
-        if let Some(value) = crate::conditional::etag_value(tag) {
+        if let Some(value) = etag_value(tag) {
             self.headers.push((header::ETAG, value));
         }
         self

@@ -343,7 +343,7 @@ impl Shared {
             let (reply, not_modified) = conditional::read(reply, &parts.headers);
             if not_modified && let Caller::Key(key) = &caller {
                 // A 304 does not count against the key's rate limit.
-                self.auth.refund_rate_limit(&key.key_id);
+                self.auth.refund_rate_limit(&key.key_id).await;
             }
             return Ok(reply);
         }

@@ -347,6 +347,53 @@ async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
     assert_log_keeps_the_password(&b);
 }
 
+/// A `304 Not Modified` gives its request back to the key's budget, in Redis: a key
+/// that revalidates its read on both servers, many times the burst, is never refused,
+/// and keeps the budget for other reads.
+#[tokio::test]
+async fn conditional_reads_answered_304_on_either_server_do_not_spend_the_shared_budget() {
+    // Arrange
+    let redis = Redis::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, _cluster) = two_servers(&dir, &redis.url()).await;
+    let http = reqwest::Client::new();
+    let key = new_key(&http, &a).await;
+    a.wait_for_log("rate limit: shared through Redis");
+    b.wait_for_log("rate limit: shared through Redis");
+    let get = |server: &Server, etag: Option<&str>| {
+        let mut req = http
+            .get(server.url(ROLES))
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", &key.secret);
+        if let Some(etag) = etag {
+            req = req.header("if-none-match", etag);
+        }
+        req.send()
+    };
+    let first = get(&a, None).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+
+    // Act: three bursts' worth of revalidations, alternating servers.
+    let started = Instant::now();
+    let mut statuses = Vec::new();
+    for i in 0..3 * BURST {
+        let server = if i % 2 == 0 { &a } else { &b };
+        statuses.push(get(server, Some(&etag)).await.unwrap().status().as_u16());
+    }
+
+    // Assert: every one 304; then the budget less the first read (plus refills) is
+    // still there for plain reads, on either server.
+    assert!(statuses.iter().all(|s| *s == 304), "{statuses:?}");
+    let answers = until_refused(&http, &[&b, &a], &key, 4 * BURST as usize).await;
+    let allowed = answers.len() as u64 - 1;
+    let refilled = started.elapsed().as_secs() + answers.last().unwrap().seconds + 1;
+    assert!(
+        (BURST - 1..=BURST - 1 + refilled).contains(&allowed),
+        "{allowed} plain reads allowed after the 304s: {answers:#?}"
+    );
+}
+
 #[tokio::test]
 async fn while_redis_is_down_requests_are_served_and_limited_per_server_and_sharing_resumes_when_it_returns()
  {

@@ -1,10 +1,10 @@
 //! The rate-limit counts of this process: the GCRA of the Redis script, step for step
-//! ([`step`]), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
+//! (`redis_store::step`), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
 //! stores thus make the same decisions, and both can give a request back
 //! ([`LocalStore::refund`]): an answer that does not count against the limit (a
 //! `304 Not Modified`).
 
-use super::redis_store::ScriptParams;
+use super::redis_store::{ScriptParams, step};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -12,18 +12,6 @@ use wfs_core::ApiKeyId;
 
 /// Keys kept before idle ones (whose burst has refilled) are dropped.
 const PRUNE_ABOVE: usize = 4_096;
-
-/// The script's step: with a stored TAT (`None`: none, or one in the past) at `now`,
-/// whether the request is allowed, the TAT ahead of `now` after the decision, and the
-/// TAT to store (`None`: unchanged, the request was refused).
-pub(super) fn step(stored: Option<u64>, now: u64, p: ScriptParams) -> (bool, u64, Option<u64>) {
-    let tat = stored.filter(|tat| *tat >= now).unwrap_or(now);
-    if now + p.tolerance_us < tat {
-        return (false, tat - now, None);
-    }
-    let tat = tat + p.interval_us;
-    (true, tat - now, Some(tat))
-}
 
 /// Every key's TAT, in microseconds since the store was made (plus one, so no TAT is
 /// zero).

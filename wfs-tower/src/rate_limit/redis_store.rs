@@ -109,6 +109,18 @@ pub(super) fn answer_to_verdict(
     }
 }
 
+/// The script's step: with a stored TAT (`None`: none, or one in the past) at `now`,
+/// whether the request is allowed, the TAT ahead of `now` after the decision, and the
+/// TAT to store (`None`: unchanged, the request was refused).
+pub(super) fn step(stored: Option<u64>, now: u64, p: ScriptParams) -> (bool, u64, Option<u64>) {
+    let tat = stored.filter(|tat| *tat >= now).unwrap_or(now);
+    if now + p.tolerance_us < tat {
+        return (false, tat - now, None);
+    }
+    let tat = tat + p.interval_us;
+    (true, tat - now, Some(tat))
+}
+
 /// The script's arguments: the GCRA in whole microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct ScriptParams {
@@ -223,32 +235,29 @@ impl RedisStore {
         }
     }
 
-    /// Gives one request of `key` back, in the background, within the timeout; a
-    /// failure only costs the key that request (it is logged at debug level).
-    pub(super) fn refund(self: &Arc<Self>, key: ApiKeyId) {
+    /// Gives one request of `key` back, within the timeout, so the key's next request
+    /// already sees it; a failure only costs the key that request (it is logged at
+    /// debug level, and Redis is not left alone for it: the next decision tells).
+    pub(super) async fn refund(&self, key: &ApiKeyId) {
         if !self.circuit.may_try() {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+        let refunded = async {
+            let mut con = self.manager()?;
+            self.refund
+                .key(format!("{KEY_PREFIX}{key}"))
+                .arg(self.params.interval_us)
+                .invoke_async::<i64>(&mut con)
+                .await
         };
-        let store = self.clone();
-        runtime.spawn(async move {
-            let refunded = async {
-                let mut con = store.manager()?;
-                store
-                    .refund
-                    .key(format!("{KEY_PREFIX}{key}"))
-                    .arg(store.params.interval_us)
-                    .invoke_async::<i64>(&mut con)
-                    .await
-            };
-            match tokio::time::timeout(store.timeout, refunded).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(err)) => tracing::debug!(error = %scrub(&err.to_string(), &store.secrets), "rate limit: could not give a request back in Redis"),
-                Err(_) => tracing::debug!("rate limit: Redis did not answer a refund in time"),
-            }
-        });
+        match tokio::time::timeout(self.timeout, refunded).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => tracing::debug!(
+                error = %scrub(&err.to_string(), &self.secrets),
+                "rate limit: could not give a request back in Redis"
+            ),
+            Err(_) => tracing::debug!("rate limit: Redis did not answer a refund in time"),
+        }
     }
 
     async fn invoke(&self, key: &ApiKeyId) -> redis::RedisResult<(i64, i64)> {
@@ -431,10 +440,10 @@ mod tests {
     use proptest::prelude::*;
     use std::num::NonZeroU32;
 
-    /// The script's step (the local store's, which the script is written from) over
-    /// a stored TAT (`None`: no key in Redis).
+    /// [`step`](super::step), the script's decision, over a stored TAT (`None`: no key
+    /// in Redis).
     fn script(stored: &mut Option<u64>, now: u64, p: ScriptParams) -> (bool, u64) {
-        let (allowed, ahead, tat) = super::super::local_store::step(*stored, now, p);
+        let (allowed, ahead, tat) = super::step(*stored, now, p);
         if tat.is_some() {
             *stored = tat;
         }
