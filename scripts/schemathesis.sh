@@ -113,9 +113,12 @@ admin "Fuzz Keys" fuzz-keys@example.test
 
 # --- the server --------------------------------------------------------------------------
 step "start wfs-server"
+# --max-hold 100ms: the fuzzer asks the feed for wait=1..60 at the head of an unchanging
+# feed, and each such read would be held its whole wait (the run would take hours);
+# held 100 ms, every held path still runs.
 WFS_JWT_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))') \
   NO_COLOR=1 RUST_LOG=${RUST_LOG:-info} \
-  "$BIN" serve --database-url "$DB_URL" --bind 127.0.0.1:0 >"$WORK/server.log" 2>&1 &
+  "$BIN" serve --database-url "$DB_URL" --bind 127.0.0.1:0 --max-hold 100ms >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 ADDR=
 for _ in $(seq 300); do

@@ -17,6 +17,8 @@ use wfs_core::{AdminPrincipal, CompanyId, JobRoleId, LocationId, Store, StoreOpt
 pub(crate) struct Fixture {
     pub wfs: Wfs,
     pub company: CompanyId,
+    /// The super admin's membership: a workforce resource of the company.
+    pub admin: wfs_core::MembershipId,
     pub key: IssuedKey,
     pub location: LocationId,
     pub role: JobRoleId,
@@ -110,6 +112,7 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
     Fixture {
         wfs,
         company,
+        admin: created.membership_id,
         key,
         location,
         role,

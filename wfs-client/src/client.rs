@@ -379,17 +379,13 @@ impl WfsClient {
         query: &WorkforceQuery,
     ) -> Result<types::WorkforcePage, Error> {
         let q = query;
-        // "now" is the one value the parameter's pattern allows.
-        let start = q
-            .start()
-            .and_then(|s| s.parse::<types::ListWorkforceResourcesStart>().ok());
         value(
             self.client
                 .list_workforce_resources(
                     q.cursor.as_deref(),
                     q.from.as_ref(),
                     positive("limit", q.limit)?,
-                    start.as_ref(),
+                    q.start(),
                     q.to.as_ref(),
                     q.updated_since.as_ref(),
                     q.wait_seconds()?,
@@ -423,17 +419,13 @@ impl WfsClient {
         query: &WorkforceQuery,
     ) -> Result<types::WorkforcePage, Error> {
         let q = query;
-        // "now" is the one value the parameter's pattern allows.
-        let start = q
-            .start()
-            .and_then(|s| s.parse::<types::ListWorkforceAvailabilityStart>().ok());
         value(
             self.client
                 .list_workforce_availability(
                     q.cursor.as_deref(),
                     q.from.as_ref(),
                     positive("limit", q.limit)?,
-                    start.as_ref(),
+                    q.start(),
                     q.to.as_ref(),
                     q.updated_since.as_ref(),
                     q.wait_seconds()?,

@@ -197,6 +197,10 @@ pub(crate) struct ServeArgs {
     /// more answers 503. Each holds a connection: see --max-connections.
     #[arg(long, env = "WFS_MAX_HELD", default_value_t = wfs_tower::DEFAULT_MAX_HELD as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_held: u32,
+    /// The longest a read of the workforce feed is held for a change, whatever its
+    /// wait= asks (1s to 60s): a shorter one answers sooner, with its empty page.
+    #[arg(long, env = "WFS_MAX_HOLD", default_value = "60s", value_parser = hold_duration)]
+    pub(crate) max_hold: Duration,
     /// A request body not wholly received this long after the API starts reading it
     /// answers 408 and closes the connection (seconds, or with a unit: 500ms, 10s).
     #[arg(long, env = "WFS_BODY_TIMEOUT", default_value = "10s", value_parser = duration)]
@@ -365,9 +369,28 @@ pub(crate) fn duration(raw: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// `--max-hold`: a [`duration`] of at most 60 s, the most `wait` may ask.
+fn hold_duration(raw: &str) -> Result<Duration, String> {
+    let hold = duration(raw)?;
+    if hold > wfs_core::service::workforce::MAX_WAIT {
+        return Err(format!(
+            "'{raw}' is longer than 60s, the most wait= may ask"
+        ));
+    }
+    Ok(hold)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hold_is_a_duration_of_at_most_a_minute() {
+        assert_eq!(hold_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(hold_duration("60"), Ok(Duration::from_secs(60)));
+        assert!(hold_duration("61s").is_err());
+        assert!(hold_duration("0").is_err());
+    }
 
     #[test]
     fn durations_take_seconds_or_milliseconds() {

@@ -115,6 +115,7 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         base_path: args.base_path.clone(),
         max_held_per_key: args.max_held_per_key as usize,
         max_held: args.max_held as usize,
+        max_hold: args.max_hold,
     };
     config.validate().map_err(|err| {
         let flag = match err.setting() {

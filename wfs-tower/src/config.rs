@@ -62,6 +62,10 @@ pub struct Config {
     /// 503 with `Retry-After`. A held read holds a task and its connection, not a
     /// database connection. Default: [`DEFAULT_MAX_HELD`](crate::DEFAULT_MAX_HELD).
     pub max_held: usize,
+    /// The longest a read is held, whatever its `wait` asks (at most 60 s, the most
+    /// `wait` may ask): a shorter one answers sooner, with its empty page. Default:
+    /// 60 s.
+    pub max_hold: Duration,
 }
 
 /// The default of [`Config::request_timeout`].
@@ -85,6 +89,7 @@ impl Default for Config {
             base_path: None,
             max_held_per_key: crate::DEFAULT_MAX_HELD_PER_KEY,
             max_held: crate::DEFAULT_MAX_HELD,
+            max_hold: wfs_core::service::workforce::MAX_WAIT,
         }
     }
 }
@@ -105,6 +110,7 @@ impl fmt::Debug for Config {
             .field("base_path", &self.base_path)
             .field("max_held_per_key", &self.max_held_per_key)
             .field("max_held", &self.max_held)
+            .field("max_hold", &self.max_hold)
             .finish()
     }
 }

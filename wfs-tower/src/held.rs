@@ -25,16 +25,19 @@ pub const DEFAULT_MAX_HELD: usize = 2_000;
 pub(crate) struct Held {
     max_per_key: usize,
     max: usize,
+    /// The longest a read is held.
+    longest: Duration,
     /// Held reads by key; their sum is the total.
     by_key: Mutex<(HashMap<ApiKeyId, usize>, usize)>,
     released: watch::Sender<bool>,
 }
 
 impl Held {
-    pub(crate) fn new(max_per_key: usize, max: usize) -> Self {
+    pub(crate) fn new(max_per_key: usize, max: usize, longest: Duration) -> Self {
         Self {
             max_per_key,
             max,
+            longest,
             by_key: Mutex::new((HashMap::new(), 0)),
             released: watch::Sender::new(false),
         }
@@ -66,6 +69,11 @@ impl Held {
         by_key.insert(key, held + 1);
         *total += 1;
         Ok(Slot { held: self, key })
+    }
+
+    /// How long a read asking to wait `wait` is held at most.
+    pub(crate) fn hold_for(&self, wait: Duration) -> Duration {
+        wait.min(self.longest)
     }
 
     /// Completes once [`Held::release`] has been called (at once if it has).
@@ -118,7 +126,7 @@ mod tests {
 
     #[test]
     fn each_key_and_the_service_have_a_cap_and_a_slot_is_given_back_when_dropped() {
-        let held = Held::new(2, 3);
+        let held = Held::new(2, 3, Duration::from_secs(60));
         let (a, b) = (ApiKeyId::new(), ApiKeyId::new());
         let a1 = held.hold(a).unwrap();
         let _a2 = held.hold(a).unwrap();
@@ -135,7 +143,7 @@ mod tests {
 
     #[tokio::test]
     async fn release_completes_waits_begun_before_and_after_it() {
-        let held = Held::new(1, 1);
+        let held = Held::new(1, 1, Duration::from_secs(60));
         let before = held.released();
         held.release();
         tokio::time::timeout(Duration::from_secs(5), before)

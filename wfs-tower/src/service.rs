@@ -80,7 +80,7 @@ impl WfsService {
             shared: Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config),
                 document: crate::openapi::served_document(config.mount_prefix()),
-                held: Held::new(config.max_held_per_key, config.max_held),
+                held: Held::new(config.max_held_per_key, config.max_held, config.max_hold),
                 wfs,
                 config,
                 router: Router::new(),

@@ -104,6 +104,46 @@ async fn serve_answers_health_and_the_api_then_shuts_down_on_sigterm() {
     assert!(status.success(), "graceful shutdown exits 0");
 }
 
+/// Reads held for a change (`wait=` on the feed) are answered at once, with their
+/// empty page, when the server is told to stop, and the server exits 0: the drain does
+/// not wait out their minute.
+#[tokio::test]
+async fn sigterm_answers_the_reads_held_for_a_change_at_once_then_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir);
+    assert!(create_admin(&url, "ada@acme.test").status.success());
+    let mut server = Server::serve(&url).start();
+    let http = reqwest::Client::new();
+    let key = common::api_key(&http, &server, "follower", &["availability:read"]).await;
+    let held: Vec<_> = (0..3)
+        .map(|_| {
+            let request = http
+                .get(server.url("/external/v1/workforce/resources?start=now&wait=60"))
+                .header("x-api-key", &key.client_id)
+                .header("x-api-secret", &key.secret)
+                .send();
+            tokio::spawn(request)
+        })
+        .collect();
+    // The reads reach the server and are held (nothing follows the head).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(held.iter().all(|h| !h.is_finished()), "held, not answered");
+
+    // SIGTERM: `terminate` gives the server common::SHUTDOWN_LIMIT (20 s) to exit,
+    // well under the reads' 60 s wait.
+    let status = tokio::task::spawn_blocking(move || server.terminate())
+        .await
+        .unwrap();
+    assert!(status.success(), "graceful shutdown exits 0");
+    for read in held {
+        let answer = read.await.unwrap().expect("answered, not cut");
+        assert_eq!(answer.status(), 200);
+        let page: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(page["data"], serde_json::json!([]));
+        assert!(page["pagination"]["resume_cursor"].is_string());
+    }
+}
+
 #[test]
 fn openapi_prints_the_committed_document_as_yaml_or_json() {
     let yaml = Command::new(BIN).arg("openapi").output().unwrap();

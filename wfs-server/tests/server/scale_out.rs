@@ -135,6 +135,84 @@ async fn a_key_revoked_on_one_server_is_refused_by_the_other_within_the_bound() 
     );
 }
 
+/// A read held on one server (`wait=` on the feed) is answered when a change commits
+/// on the other: the change's `NOTIFY` wakes it. How long that took is printed (the
+/// bench measures it; no test asserts a time).
+#[tokio::test]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn a_read_held_on_one_server_is_answered_by_a_change_committed_on_the_other() {
+    let (url, _cluster) = postgres_database().await;
+    let (a, b, http, token) = two_servers(&url).await;
+    let body = json!({"name": "follower", "scopes": ["workforce:read", "workforce:write", "availability:read"]});
+    let key = common::create_key(&http, &a, &token, body).await;
+    let send = |server: &Server, method: reqwest::Method, path: &str| {
+        http.request(method, server.url(path))
+            .header("x-api-key", &key.client_id)
+            .header("x-api-secret", &key.secret)
+            .header("idempotency-key", common::random_hex())
+    };
+    let post = |server: &Server, path: &str, body: Json| {
+        send(server, reqwest::Method::POST, path).json(&body).send()
+    };
+    let location: Json = post(&a, "/external/v1/locations", json!({"name": "North"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let role: Json = post(&a, "/external/v1/job-roles", json!({"title": "Nurse"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let head: Json = send(
+        &b,
+        reqwest::Method::GET,
+        "/external/v1/workforce/resources?start=now",
+    )
+    .send()
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let cursor = head["pagination"]["resume_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Act: a read held on B; a member is created on A.
+    let held = tokio::spawn(
+        send(
+            &b,
+            reqwest::Method::GET,
+            &format!("/external/v1/workforce/resources?wait=30&cursor={cursor}"),
+        )
+        .send(),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let committed = Instant::now();
+    let created = post(
+        &a,
+        "/external/v1/staff/bulk",
+        json!([{"firstName": "Ada", "lastName": "L", "userName": "ada-l", "email": "ada-l@x.test",
+                "phone": "+4915112345678", "gender": "female", "countryId": "DE",
+                "assignedBranchId": location["id"], "jobRoleId": role["id"], "privilege": 3}]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(created.status(), 200);
+    let answer = held.await.unwrap().unwrap();
+    let took = committed.elapsed();
+
+    // Assert: B answers with the new member, long before the wait ran out.
+    assert_eq!(answer.status(), 200);
+    let page: Json = answer.json().await.unwrap();
+    assert_eq!(page["data"].as_array().unwrap().len(), 1, "{page}");
+    eprintln!("a read held on B answered {took:?} after A's change was sent");
+}
+
 #[tokio::test]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_key_rotated_on_one_server_takes_its_new_secret_only_on_the_other() {

@@ -37,7 +37,7 @@ pub(crate) struct FeedQuery {
     /// `now`: answer an empty page whose `resume_cursor` is the head of the feed, to
     /// follow every change committed from now on without reading what came before.
     /// Not with `updated_since`; with a `cursor`, the cursor's position wins.
-    #[param(value_type = Option<String>, pattern = "^now$")]
+    #[param(value_type = Option<String>, pattern = "^now$", max_length = 3)]
     pub(crate) start: Option<Line>,
     /// Seconds, 1 to 60: when nothing follows the position, hold the request until a
     /// change of the company commits (then answer it at once) or until `wait` runs out

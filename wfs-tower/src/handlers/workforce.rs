@@ -83,7 +83,12 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         Some(wait) => {
             let _slot = ctx.held.hold(key.key_id)?;
             ctx.wfs
-                .list_workforce_held(key.company_id, request, wait, ctx.held.released())
+                .list_workforce_held(
+                    key.company_id,
+                    request,
+                    ctx.held.hold_for(wait),
+                    ctx.held.released(),
+                )
                 .await?
         }
     };

@@ -197,7 +197,7 @@ fn every_error_answer_has_the_error_body() {
     for item in doc["paths"].as_object().unwrap().values() {
         for op in item.as_object().unwrap().values() {
             for (status, response) in op["responses"].as_object().unwrap() {
-                if !status.starts_with('2') {
+                if status.starts_with('4') || status.starts_with('5') {
                     assert_eq!(
                         response["content"]["application/json"]["schema"]["$ref"],
                         "#/components/schemas/ErrorBody",
@@ -208,4 +208,58 @@ fn every_error_answer_has_the_error_body() {
             }
         }
     }
+}
+
+#[test]
+fn reads_declare_etag_and_304_and_the_guarded_writes_if_match_and_412() {
+    let doc = serde_json::to_value(openapi()).unwrap();
+    let header_params = |op: &serde_json::Value| -> Vec<String> {
+        op["parameters"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .filter(|p| p["in"] == "header")
+                    .map(|p| p["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut guarded = Vec::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for (method, op) in item.as_object().unwrap() {
+            let public = op["security"] == serde_json::json!([]);
+            let headers = header_params(op);
+            if method == "get" && !public {
+                assert!(
+                    headers.contains(&"If-None-Match".to_owned()),
+                    "{}",
+                    op["operationId"]
+                );
+                assert!(op["responses"]["304"].is_object(), "{}", op["operationId"]);
+                assert!(
+                    op["responses"]["304"]["content"].is_null(),
+                    "a 304 has no body"
+                );
+                assert_eq!(
+                    op["responses"]["200"]["headers"]["ETag"]["$ref"],
+                    "#/components/headers/ETag"
+                );
+            }
+            if headers.contains(&"If-Match".to_owned()) {
+                assert!(op["responses"]["412"].is_object(), "{}", op["operationId"]);
+                guarded.push(op["operationId"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    guarded.sort();
+    assert_eq!(
+        guarded,
+        [
+            "cancel_shift",
+            "deactivate_staff",
+            "delete_job_role",
+            "update_job_role",
+            "update_location"
+        ]
+    );
 }
