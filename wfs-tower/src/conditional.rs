@@ -34,14 +34,6 @@ impl Listed {
         sent.then_some(Listed::Tags(tags))
     }
 
-    /// `If-None-Match`: weak comparison.
-    fn names_weakly(&self, tag: &EntityTag) -> bool {
-        match self {
-            Listed::Any => true,
-            Listed::Tags(tags) => tags.iter().any(|t| t.weak_eq(tag)),
-        }
-    }
-
     /// `If-Match`: strong comparison.
     fn names_strongly(&self, tag: &EntityTag) -> bool {
         match self {
@@ -103,16 +95,33 @@ pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
     let Some(tag) = tag else {
         return (reply, false);
     };
-    match Listed::of(headers, header::IF_NONE_MATCH) {
-        Some(listed) if listed.names_weakly(&tag) => {
-            let mut not_modified = Reply::file(StatusCode::NOT_MODIFIED, None, Bytes::new());
-            not_modified
-                .headers
-                .extend(reply.headers.into_iter().filter(|(n, _)| n == header::ETAG));
-            (not_modified, true)
-        }
-        _ => (reply, false),
+    if !names_weakly(headers, &tag) {
+        return (reply, false);
     }
+    let mut not_modified = Reply::file(StatusCode::NOT_MODIFIED, None, Bytes::new());
+    not_modified
+        .headers
+        .extend(reply.headers.into_iter().filter(|(n, _)| n == header::ETAG));
+    (not_modified, true)
+}
+
+/// Whether `If-None-Match` names `tag` (weak comparison, or `*`), read in place: this
+/// runs on every revalidated read, and a 304 must cost no more than the 200.
+fn names_weakly(headers: &HeaderMap, tag: &EntityTag) -> bool {
+    headers.get_all(header::IF_NONE_MATCH).iter().any(|line| {
+        let Ok(line) = line.to_str() else {
+            return false;
+        };
+        line.trim() == "*"
+            || line.split(',').any(|member| {
+                let member = member.trim();
+                let quoted = member.strip_prefix("W/").unwrap_or(member);
+                quoted
+                    .strip_prefix('"')
+                    .and_then(|q| q.strip_suffix('"'))
+                    .is_some_and(|opaque| opaque == tag.opaque())
+            })
+    })
 }
 
 /// `If-Match` of a write to one resource, if sent.
