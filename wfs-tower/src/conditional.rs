@@ -82,20 +82,20 @@ pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
     if reply.status != StatusCode::OK {
         return (reply, false);
     }
-    let tag = match reply.headers.iter().find(|(n, _)| n == header::ETAG) {
-        Some((_, value)) => value.to_str().ok().and_then(|v| parse_list(v).pop()),
-        None => {
-            let tag = EntityTag::strong_of_bytes(&reply.body);
-            if let Some(value) = etag_value(&tag) {
-                reply.headers.push((header::ETAG, value));
-            }
-            Some(tag)
-        }
-    };
-    let Some(tag) = tag else {
-        return (reply, false);
-    };
-    if !names_weakly(headers, &tag) {
+    if !reply.headers.iter().any(|(n, _)| n == header::ETAG)
+        && let Some(value) = etag_value(&EntityTag::strong_of_bytes(&reply.body))
+    {
+        reply.headers.push((header::ETAG, value));
+    }
+    let named = headers.contains_key(header::IF_NONE_MATCH)
+        && reply
+            .headers
+            .iter()
+            .find(|(n, _)| n == header::ETAG)
+            .and_then(|(_, value)| value.to_str().ok())
+            .and_then(opaque)
+            .is_some_and(|tag| names_weakly(headers, tag));
+    if !named {
         return (reply, false);
     }
     let mut not_modified = Reply::file(StatusCode::NOT_MODIFIED, None, Bytes::new());
@@ -105,22 +105,24 @@ pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
     (not_modified, true)
 }
 
-/// Whether `If-None-Match` names `tag` (weak comparison, or `*`), read in place: this
-/// runs on every revalidated read, and a 304 must cost no more than the 200.
-fn names_weakly(headers: &HeaderMap, tag: &EntityTag) -> bool {
+/// The opaque part of one entity tag (`"x"` or `W/"x"`).
+fn opaque(tag: &str) -> Option<&str> {
+    let tag = tag.trim();
+    tag.strip_prefix("W/")
+        .unwrap_or(tag)
+        .strip_prefix('"')?
+        .strip_suffix('"')
+}
+
+/// Whether `If-None-Match` names the tag whose opaque part is `tag` (weak comparison,
+/// or `*`), read in place: this runs on every revalidated read, and a 304 must cost no
+/// more than the 200.
+fn names_weakly(headers: &HeaderMap, tag: &str) -> bool {
     headers.get_all(header::IF_NONE_MATCH).iter().any(|line| {
         let Ok(line) = line.to_str() else {
             return false;
         };
-        line.trim() == "*"
-            || line.split(',').any(|member| {
-                let member = member.trim();
-                let quoted = member.strip_prefix("W/").unwrap_or(member);
-                quoted
-                    .strip_prefix('"')
-                    .and_then(|q| q.strip_suffix('"'))
-                    .is_some_and(|opaque| opaque == tag.opaque())
-            })
+        line.trim() == "*" || line.split(',').any(|member| opaque(member) == Some(tag))
     })
 }
 

@@ -8,11 +8,15 @@ use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::Message;
-use crate::reply::Reply;
+use crate::reply::{Reply, etag_value};
+use bytes::Bytes;
+use http::HeaderValue;
 use http::StatusCode;
-use wfs_core::JobRoleId;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 use wfs_core::domain::scope::Scope;
 use wfs_core::resource::EntityTag;
+use wfs_core::{CompanyId, JobRoleId};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
@@ -31,10 +35,44 @@ pub(crate) static ROUTES: [Entry; 4] = [
 #[utoipa::path(get, path = "/external/v1/job-roles", tag = "Job roles",
     responses((status = 200, description = "The job roles", body = [JobRole])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
-    // The cached roles themselves: the hottest read copies nothing.
-    let roles: &[JobRole] = &roles;
-    Reply::json(StatusCode::OK, &roles)
+    let company = ctx.key()?.company_id;
+    // The cached roles themselves: the hottest read copies nothing...
+    let roles = ctx.wfs.list_job_roles(company).await?;
+    let answered = lock(&ANSWERS)
+        .get(&company)
+        .filter(|(served, _, _)| Arc::ptr_eq(served, &roles))
+        .map(|(_, body, tag)| (body.clone(), tag.clone()));
+    if let Some((body, tag)) = answered {
+        let mut reply = Reply::raw_json(body);
+        reply.headers.push((http::header::ETAG, tag));
+        return Ok(reply);
+    }
+    // ...and serialises and tags them once while they stay the cached ones.
+    let list: &[JobRole] = &roles;
+    let reply = Reply::json(StatusCode::OK, &list)?;
+    let tag = etag_value(&EntityTag::strong_of_bytes(&reply.body))
+        .ok_or_else(|| ApiError::internal("an entity tag is a header value"))?;
+    let mut answers = lock(&ANSWERS);
+    if answers.len() >= ANSWERS_MAX {
+        answers.clear();
+    }
+    answers.insert(company, (roles, reply.body.clone(), tag.clone()));
+    drop(answers);
+    let mut reply = reply;
+    reply.headers.push((http::header::ETAG, tag));
+    Ok(reply)
+}
+
+/// The answer of `GET /job-roles` per company, for the very list the core's cache
+/// holds: the same allocation, kept alive here, so the same pointer is the same
+/// content, and a reloaded list (after a change, or the cache's expiry) is a new one.
+type Answers = HashMap<CompanyId, (Arc<[JobRole]>, Bytes, HeaderValue)>;
+static ANSWERS: LazyLock<Mutex<Answers>> = LazyLock::new(Mutex::default);
+/// Companies whose answer is kept; past it, all are dropped (and made again).
+const ANSWERS_MAX: usize = 4096;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Create a job role
