@@ -82,6 +82,10 @@ async fn every_read_has_an_etag_and_if_none_match_answers_304_until_the_answer_c
             assert_eq!(again.body, Value::Null, "{path}: a 304 has no body");
             assert_eq!(etag(&again), tag, "{path}");
         }
+        let huge = format!("\"{}\"", "a".repeat(4100));
+        get_if(&app, &d.key, path, &huge)
+            .await
+            .assert_error(400, "If-None-Match must be at most 4096 characters");
         let stale = get_if(&app, &d.key, path, "\"not-it\"").await;
         stale.assert_status(200);
         assert_eq!(stale.body, first.body, "{path}");

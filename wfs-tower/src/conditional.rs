@@ -126,6 +126,29 @@ fn names_weakly(headers: &HeaderMap, tag: &str) -> bool {
     })
 }
 
+/// The longest `If-Match` or `If-None-Match` taken (all its lines together): a list of
+/// over a hundred tags. Longer is a 400, as the document declares.
+pub(crate) const MAX_FIELD: usize = 4096;
+
+/// Refuses an `If-Match` or `If-None-Match` longer than [`MAX_FIELD`].
+///
+/// # Errors
+/// 400 `If-None-Match must be at most 4096 characters` (or `If-Match`).
+pub(crate) fn check_sizes(headers: &HeaderMap) -> Result<(), ApiError> {
+    for (name, shown) in [
+        (header::IF_NONE_MATCH, "If-None-Match"),
+        (header::IF_MATCH, "If-Match"),
+    ] {
+        let size: usize = headers.get_all(name).iter().map(http::HeaderValue::len).sum();
+        if size > MAX_FIELD {
+            return Err(ApiError::bad_request(format!(
+                "{shown} must be at most {MAX_FIELD} characters"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `If-Match` of a write to one resource, if sent.
 pub(crate) fn if_match(headers: &HeaderMap) -> Option<Listed> {
     Listed::of(headers, header::IF_MATCH)

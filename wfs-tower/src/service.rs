@@ -312,6 +312,7 @@ impl Shared {
             seen.key_id = Some(key.key_id);
         }
         let idempotency_key = idempotency_key(route, &caller, &parts.headers)?;
+        conditional::check_sizes(&parts.headers)?;
         let body = if parts.method == Method::GET {
             Bytes::new()
         } else {

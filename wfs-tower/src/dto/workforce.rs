@@ -42,8 +42,8 @@ pub(crate) struct FeedQuery {
     /// Seconds, 1 to 60: when nothing follows the position, hold the request until a
     /// change of the company commits (then answer it at once) or until `wait` runs out
     /// (then answer an empty page whose `resume_cursor` is at the same position).
-    /// Each API key may have 100 requests held at once (429 past that), a server
-    /// 2,000 (503); a held request counts once against the rate limit.
+    /// By default each API key may have 100 requests held at once (429 past that), a
+    /// server 2,000 (503); a held request counts once against the rate limit.
     #[param(value_type = Option<i64>, minimum = 1, maximum = 60)]
     pub(crate) wait: Option<Line>,
 }

@@ -87,7 +87,7 @@ fn parameter(op: &mut Operation, name: &str, description: &str) {
             .schema(Some(
                 ObjectBuilder::new()
                     .schema_type(Type::String)
-                    .max_length(Some(4096)),
+                    .max_length(Some(crate::conditional::MAX_FIELD)),
             ))
             .build()
             .into(),
