@@ -216,6 +216,31 @@ async fn if_match_lets_a_write_through_only_while_the_resource_is_unchanged() {
         .collect();
     assert!(titles.contains(&json!("Porter")), "{titles:?}");
 
+    // A bad request is a 400 first, an unknown role a 404, whatever If-Match says.
+    write_if(
+        &app,
+        &d.key,
+        Method::PATCH,
+        &role,
+        "\"stale\"",
+        Some(json!({})),
+    )
+    .await
+    .assert_error(
+        400,
+        "the request body must contain at least one field to update",
+    );
+    write_if(
+        &app,
+        &d.key,
+        Method::PATCH,
+        &format!("{ROLES}/{}", uuid::Uuid::now_v7()),
+        "\"stale\"",
+        Some(json!({"title": "X"})),
+    )
+    .await
+    .assert_error(404, "Job role not found");
+
     // The current tag lets the write through, and the answer carries the new one.
     let updated = write_if(
         &app,

@@ -139,7 +139,11 @@ pub(crate) fn check_sizes(headers: &HeaderMap) -> Result<(), ApiError> {
         (header::IF_NONE_MATCH, "If-None-Match"),
         (header::IF_MATCH, "If-Match"),
     ] {
-        let size: usize = headers.get_all(name).iter().map(http::HeaderValue::len).sum();
+        let size: usize = headers
+            .get_all(name)
+            .iter()
+            .map(http::HeaderValue::len)
+            .sum();
         if size > MAX_FIELD {
             return Err(ApiError::bad_request(format!(
                 "{shown} must be at most {MAX_FIELD} characters"

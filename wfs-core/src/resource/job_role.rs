@@ -150,6 +150,22 @@ impl JobRolePatch {
             && self.daily_required.is_none()
     }
 
+    /// The checks an update makes before it reads anything, in its order: an empty
+    /// patch, then each field. A transport that checks something else before the
+    /// update runs (`If-Match`) calls it first, so a bad request is a 400 whatever else
+    /// is wrong.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`](crate::Error::Invalid): the empty patch, or the first bad field.
+    pub fn validate(&self) -> Result<()> {
+        if self.is_empty() {
+            return Err(crate::Error::invalid(
+                "the request body must contain at least one field to update",
+            ));
+        }
+        self.clone().checked().map(|_| ())
+    }
+
     /// Checks every value, in the order their errors are reported.
     ///
     /// # Errors

@@ -103,9 +103,8 @@ impl Wfs {
     ) -> Result<JobRole> {
         let conn = &self.store().enter(conn);
         if patch.is_empty() {
-            return Err(Error::invalid(
-                "the request body must contain at least one field to update",
-            ));
+            // The same refusal as `validate`'s, which transports call first.
+            patch.validate()?;
         }
         // Validate everything before touching the store.
         let patch = patch.checked()?;

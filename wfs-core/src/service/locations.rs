@@ -3,7 +3,7 @@
 
 use crate::Wfs;
 use crate::entity::{location, membership};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::event::EventData;
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::WfsConn;
@@ -84,9 +84,8 @@ impl Wfs {
     ) -> Result<Location> {
         let conn = &self.store().enter(conn);
         if patch.is_empty() {
-            return Err(Error::invalid(
-                "the request body must contain at least one field to update",
-            ));
+            // The same refusal as `validate`'s, which transports call first.
+            patch.validate()?;
         }
         // Validate everything before touching the store.
         let patch = patch.checked()?;

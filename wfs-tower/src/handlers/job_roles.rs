@@ -113,6 +113,8 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
     let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
     if let Some(listed) = conditional::if_match(ctx.headers) {
+        // 400, then 404, then 412.
+        patch.validate()?;
         conditional::check(&listed, &ctx.wfs.job_role_tag(tx, company, id).await?)?;
     }
     let role = ctx.wfs.update_job_role(tx, company, id, patch).await?;

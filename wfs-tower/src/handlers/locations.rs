@@ -70,6 +70,8 @@ pub(crate) async fn update_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: LocationId = path_id(ctx.id(), "Location")?;
     let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
     if let Some(listed) = conditional::if_match(ctx.headers) {
+        // 400, then 404, then 412.
+        patch.validate()?;
         conditional::check(&listed, &ctx.wfs.location_tag(tx, company, id).await?)?;
     }
     let location = ctx.wfs.update_location(tx, company, id, patch).await?;

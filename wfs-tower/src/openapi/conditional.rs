@@ -53,6 +53,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
             ),
         );
         with_header(op, "304", "ETag", HEADER_ETAG);
+        error(op, 400, "An `If-None-Match` over 4096 characters");
     }
     if IF_MATCH.contains(&route.operation_id) {
         parameter(
@@ -63,6 +64,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
              A job role's or a location's is on the answers that create or update it; a staff \
              member's is its workforce resource's (`GET /workforce/resources/{id}`).",
         );
+        error(op, 400, "An `If-Match` over 4096 characters");
         error(
             op,
             412,
