@@ -134,7 +134,7 @@ impl WorkforceFeed {
 
 /// Follows the workforce feed for ever with held requests: each
 /// [`next`](Self::next) answers the changes after the position as soon as there are
-/// some (the server holds the request up to [`wait`](Self::wait) seconds, then
+/// some (the server holds the request up to the query's `wait`, then
 /// answers an empty batch), and moves the position past them.
 ///
 /// The position is the server's `resume_cursor`: persist [`position`](Self::position)

@@ -156,10 +156,10 @@ impl JobRolePatch {
     /// is wrong.
     ///
     /// # Errors
-    /// [`Error::Invalid`](crate::Error::Invalid): the empty patch, or the first bad field.
+    /// [`Error::Invalid`]: the empty patch, or the first bad field.
     pub fn validate(&self) -> Result<()> {
         if self.is_empty() {
-            return Err(crate::Error::invalid(
+            return Err(Error::invalid(
                 "the request body must contain at least one field to update",
             ));
         }

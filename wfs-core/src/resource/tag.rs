@@ -5,7 +5,7 @@
 //! A tag is the first 128 bits of the SHA-256 of the representation's JSON, base64url:
 //! it changes whenever a byte of the representation would. A few fields only say when
 //! an answer was computed (`supply_status_as_of`, the now the default window starts
-//! at); they skip themselves while a tag is computed ([`computing`]), so answers that
+//! at); they skip themselves while a tag is computed (`computing`), so answers that
 //! differ only there share a tag.
 
 use base64::Engine as _;

@@ -37,7 +37,7 @@ impl Wfs {
     /// A location of the company, for references from other records.
     ///
     /// # Errors
-    /// [`Error::NotFound`] (`Location not found`) for unknown or other companies'
+    /// [`Error::NotFound`](crate::Error::NotFound) (`Location not found`) for unknown or other companies'
     /// locations.
     pub async fn find_location(
         &self,
@@ -52,7 +52,7 @@ impl Wfs {
     /// Creates a location. Plan limits do not apply to API clients.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the first bad field.
+    /// [`Error::Invalid`](crate::Error::Invalid) naming the first bad field.
     pub async fn create_location(
         &self,
         conn: &impl ConnectionTrait,
@@ -73,7 +73,7 @@ impl Wfs {
     /// member assigned to the location, in the same transaction.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for an empty patch or a bad field; [`Error::NotFound`] for an
+    /// [`Error::Invalid`](crate::Error::Invalid) for an empty patch or a bad field; [`Error::NotFound`](crate::Error::NotFound) for an
     /// unknown or other company's location.
     pub async fn update_location(
         &self,
