@@ -8,6 +8,7 @@
 //! is answered at once with its empty page, and later ones are not held.
 
 use crate::error::ApiError;
+use crate::sync::lock;
 use http::StatusCode;
 use std::collections::HashMap;
 use std::future::Future;
@@ -114,10 +115,6 @@ impl Drop for Slot<'_> {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod reply;
 mod request_id;
 mod router;
 mod service;
+mod sync;
 pub mod telemetry;
 mod unknown_keys;
 

@@ -46,6 +46,7 @@
 use super::waiters::Waiters;
 use crate::cache::{Caches, ReadCache};
 use crate::ids::CompanyId;
+use crate::sync::lock;
 use sea_orm::DatabaseBackend;
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, VecDeque};
@@ -374,10 +375,6 @@ impl Changes {
             self.waiters.wake_all();
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Sends settled topics to every process on PostgreSQL, several per statement, until

@@ -19,6 +19,7 @@
 //! its store by the (boxed, so stable) address of its transaction.
 
 use super::schema::{SchemaName, qualify};
+use crate::sync::lock;
 use sea_orm::{
     AccessMode, ConnectionTrait, DatabaseTransaction, DbBackend, DbErr, ExecResult, IsolationLevel,
     QueryResult, Statement, TransactionError, TransactionOptions, TransactionSession,
@@ -389,10 +390,6 @@ impl AfterCommit {
             None => work.into_iter().for_each(|work| work()),
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The store's open write transactions, by the address of their transaction: how an

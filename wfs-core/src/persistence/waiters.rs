@@ -10,6 +10,7 @@
 //! nothing new and go on waiting.
 
 use crate::ids::CompanyId;
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -81,10 +82,6 @@ impl Drop for Waiter {
             by_company.remove(&self.company);
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::Message;
 use crate::reply::{Reply, etag_value};
+use crate::sync::lock;
 use bytes::Bytes;
 use http::HeaderValue;
 use http::StatusCode;
@@ -70,10 +71,6 @@ type Answers = HashMap<CompanyId, (Arc<[JobRole]>, Bytes, HeaderValue)>;
 static ANSWERS: LazyLock<Mutex<Answers>> = LazyLock::new(Mutex::default);
 /// Companies whose answer is kept; past it, all are dropped (and made again).
 const ANSWERS_MAX: usize = 4096;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Create a job role
 ///

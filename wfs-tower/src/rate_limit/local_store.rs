@@ -5,6 +5,7 @@
 //! `304 Not Modified`).
 
 use super::redis_store::{ScriptParams, step};
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -60,8 +61,4 @@ impl LocalStore {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
