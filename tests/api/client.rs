@@ -748,13 +748,7 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
         (follow, batch)
     });
     // A change commits while the follower's request is held.
-    for _ in 0..500 {
-        if s.app.svc.held_count() == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert_eq!(s.app.svc.held_count(), 1, "the follower's request is held");
+    crate::feed_follow::until_held(&s.app, 1).await;
     let (member, _) = s.app.seed_member(&s.company, "Ada").await;
     let tx = s.app.wfs.begin().await.unwrap();
     s.app

@@ -41,7 +41,7 @@ async fn change(s: &Scene, membership: &str) {
 }
 
 /// Waits until the service holds `n` reads.
-async fn until_held(app: &TestApp, n: usize) {
+pub(crate) async fn until_held(app: &TestApp, n: usize) {
     for _ in 0..500 {
         if app.svc.held_count() == n {
             return;
