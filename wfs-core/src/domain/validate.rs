@@ -19,17 +19,20 @@ pub fn normalize_email(field: &str, email: &str) -> Result<String> {
 
 /// A required, non-blank text field, trimmed, at most `max` characters.
 pub fn required_text(field: &str, value: &str, max: usize) -> Result<String> {
-    let trimmed = value.trim();
-    if trimmed.is_empty() {
+    if value.trim().is_empty() {
         return Err(Error::invalid_field(field, "must not be empty"));
     }
-    optional_text(field, trimmed, max)
+    optional_text(field, value, max)
 }
 
 /// An optional text field, trimmed, at most `max` characters.
+///
+/// The limit counts the value as sent, before trimming: it is the `maxLength`
+/// the OpenAPI document publishes, and a client validating against that
+/// document must never see us accept what it would refuse.
 pub fn optional_text(field: &str, value: &str, max: usize) -> Result<String> {
     let trimmed = value.trim();
-    if trimmed.chars().count() > max {
+    if value.chars().count() > max {
         return Err(Error::invalid_field(
             field,
             format!("must be at most {max} characters"),

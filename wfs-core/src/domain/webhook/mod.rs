@@ -96,12 +96,13 @@ impl EndpointUrl {
     /// resolved and checked again at every delivery.
     pub fn parse(raw: &str, allow_private: bool) -> Result<Self> {
         let bad = |reason: &str| Error::invalid_field("url", reason);
+        // Counted as sent: the published maxLength applies before trimming.
+        if raw.chars().count() > URL_MAX {
+            return Err(bad(&format!("must be at most {URL_MAX} characters")));
+        }
         let raw = raw.trim();
         if raw.is_empty() {
             return Err(bad("must not be empty"));
-        }
-        if raw.chars().count() > URL_MAX {
-            return Err(bad(&format!("must be at most {URL_MAX} characters")));
         }
         let url = url::Url::parse(raw).map_err(|_| bad("must be an absolute http or https URL"))?;
         match url.scheme() {

@@ -102,7 +102,8 @@ pub struct EndpointWithSecret {
 fn description(raw: Option<String>) -> Result<Option<String>> {
     let Some(raw) = raw else { return Ok(None) };
     let text = raw.trim();
-    if text.chars().count() > DESCRIPTION_MAX {
+    // Counted as sent: the published maxLength applies before trimming.
+    if raw.chars().count() > DESCRIPTION_MAX {
         return Err(Error::invalid_field(
             "description",
             format!("must be at most {DESCRIPTION_MAX} characters"),

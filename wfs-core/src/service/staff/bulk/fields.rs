@@ -58,7 +58,7 @@ fn validate(item: &NewStaffMember) -> Result<ValidStaff> {
 fn user_name(raw: &str) -> Result<String> {
     let v = raw.trim();
     let ok = !v.is_empty()
-        && v.len() <= USER_NAME_MAX
+        && raw.chars().count() <= USER_NAME_MAX
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if ok {
