@@ -498,11 +498,12 @@ async fn an_unknown_client_id_asked_again_is_refused_without_reading_the_databas
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
     let made_up = format!("api_{}", uuid::Uuid::new_v4().simple());
+    let guess = unheld_secret();
 
     let first = CountingBudget::allowing(true);
     let refused = app
         .wfs
-        .authenticate_key_with(&made_up, "sec_whatever", &first)
+        .authenticate_key_with(&made_up, &guess, &first)
         .await;
     assert!(refused.is_err());
     assert_eq!(first.counts(), (1, 1), "read once, found nothing");
@@ -513,7 +514,7 @@ async fn an_unknown_client_id_asked_again_is_refused_without_reading_the_databas
     for _ in 0..3 {
         let refused = app
             .wfs
-            .authenticate_key_with(&made_up, "sec_whatever", &again)
+            .authenticate_key_with(&made_up, &guess, &again)
             .await;
         assert_eq!(
             refused.unwrap_err().to_string(),

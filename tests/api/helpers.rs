@@ -182,6 +182,14 @@ impl Req {
     }
 }
 
+/// A well-formed client secret (its checksum checks out) that no key has: what a
+/// guess must look like to reach the key lookup at all.
+pub fn unheld_secret() -> String {
+    wfs_core::domain::credentials::ClientSecret::generate()
+        .expose()
+        .to_owned()
+}
+
 pub fn unique_idem() -> String {
     format!("idem-{}", uuid::Uuid::new_v4().simple())
 }

@@ -154,10 +154,11 @@ async fn answers_that_refuse_a_key_say_where_the_address_stands_and_others_carry
     let app = limited(1, 5).await;
     let company = app.company("Acme").await;
     let reader = app.key_with_scopes(&company, &["workforce:read"]).await;
+    let guess = unheld_secret();
     let unknown = |id: &str| {
         Req::new(Method::GET, ROLES)
             .header("x-api-key", id)
-            .header("x-api-secret", "sec_nothing")
+            .header("x-api-secret", &guess)
     };
 
     let missing = app.send(Req::new(Method::GET, ROLES)).await;

@@ -35,6 +35,8 @@ pub(crate) struct CachedKey {
     pub(crate) secret: SecretHash,
     pub(crate) principal: KeyPrincipal,
     pub(crate) expires_at: Option<DateTime<Utc>>,
+    /// Revoked: never authenticates, but its right secret is a use worth recording.
+    pub(crate) revoked: bool,
 }
 
 /// Every cache of a store.

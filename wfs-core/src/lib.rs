@@ -80,6 +80,7 @@ pub struct Wfs {
     sign_in_throttle: Arc<SignInThrottle>,
     webhooks: Arc<service::webhooks::Webhooks>,
     in_flight: Arc<service::idempotency::InFlightKeys>,
+    refusals: Arc<service::audit::Refusals>,
 }
 
 impl Wfs {
@@ -97,6 +98,7 @@ impl Wfs {
                 service::webhooks::WebhookSettings::default(),
             )),
             in_flight: Arc::default(),
+            refusals: Arc::default(),
         })
     }
 
@@ -155,5 +157,9 @@ impl Wfs {
 
     pub(crate) fn sign_in_throttle(&self) -> &SignInThrottle {
         &self.sign_in_throttle
+    }
+
+    pub(crate) fn refusals(&self) -> &service::audit::Refusals {
+        &self.refusals
     }
 }

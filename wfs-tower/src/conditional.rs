@@ -79,7 +79,8 @@ fn parse_list(line: &str) -> Vec<EntityTag> {
 /// its body), or `304 Not Modified` with that `ETag` when `If-None-Match` names it.
 /// Answers whether it is a 304.
 pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
-    if reply.status != StatusCode::OK {
+    // A streamed answer is not in hand to be tagged.
+    if reply.status != StatusCode::OK || reply.stream.is_some() {
         return (reply, false);
     }
     if !reply.headers.iter().any(|(n, _)| n == header::ETAG)

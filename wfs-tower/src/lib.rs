@@ -27,6 +27,7 @@
 //! `examples/hyper_server.rs` in the repository.
 #![warn(missing_docs)]
 
+mod audit;
 mod auth;
 mod body;
 mod conditional;
@@ -49,7 +50,7 @@ pub mod telemetry;
 mod unknown_keys;
 
 pub use auth::PeerAddr;
-pub use body::ResponseBody;
+pub use body::{BodyError, ResponseBody};
 pub use config::{Config, ConfigError, DEFAULT_BODY_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, RateLimit};
 pub use error::ApiError;
 pub use held::{DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_KEY};

@@ -21,6 +21,8 @@ pub(crate) struct Reply {
     /// What the idempotency store keeps instead of `body`, when the body holds a
     /// secret that must never be stored (the client secret of a new or rotated key).
     pub(crate) stored_body: Option<Bytes>,
+    /// A body produced as it is sent, instead of `body` (never stored or tagged).
+    pub(crate) stream: Option<ResponseBody>,
 }
 
 impl Reply {
@@ -32,6 +34,7 @@ impl Reply {
             headers: Vec::new(),
             body: Bytes::from(body),
             stored_body: None,
+            stream: None,
         })
     }
 
@@ -51,6 +54,7 @@ impl Reply {
             headers: Vec::new(),
             body: Bytes::from(body),
             stored_body: None,
+            stream: None,
         })
     }
 
@@ -61,6 +65,18 @@ impl Reply {
             headers: Vec::new(),
             body,
             stored_body: None,
+            stream: None,
+        }
+    }
+
+    /// A 200 answer of `content_type` whose body is produced as it is sent.
+    pub(crate) fn streamed(content_type: &'static str, body: ResponseBody) -> Self {
+        Self {
+            status: StatusCode::OK,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: Bytes::new(),
+            stored_body: None,
+            stream: Some(body),
         }
     }
 
@@ -122,6 +138,7 @@ impl Reply {
                 .collect(),
             body: Bytes::from(stored.body),
             stored_body: None,
+            stream: None,
         }
     }
 
@@ -141,13 +158,17 @@ impl Reply {
             headers,
             body,
             stored_body: None,
+            stream: None,
         }
     }
 
     /// The HTTP response. Its `Content-Type` is JSON unless the reply set its own (or
     /// is a bodiless 304).
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
-        let mut res = Response::new(ResponseBody::new(self.body));
+        let body = self
+            .stream
+            .unwrap_or_else(|| ResponseBody::new(self.body));
+        let mut res = Response::new(body);
         *res.status_mut() = self.status;
         let own_type = self.status == StatusCode::NOT_MODIFIED
             || self.headers.iter().any(|(n, _)| n == header::CONTENT_TYPE);

@@ -16,8 +16,7 @@ use subtle::ConstantTimeEq;
 
 /// Prefix of every client id.
 pub const CLIENT_ID_PREFIX: &str = "api_";
-/// Prefix of every client secret.
-pub const CLIENT_SECRET_PREFIX: &str = "sec_";
+pub use super::secret_format::{CLIENT_SECRET_PREFIX, SecretShape};
 
 fn random_token(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
@@ -37,9 +36,10 @@ pub fn generate_client_id() -> String {
 pub struct ClientSecret(String);
 
 impl ClientSecret {
-    /// A new secret: `sec_` + 43 URL-safe random characters (32 random bytes).
+    /// A new secret: `sec_`, 43 random base62 characters and their checksum
+    /// ([`super::secret_format`]).
     pub fn generate() -> Self {
-        Self(format!("{CLIENT_SECRET_PREFIX}{}", random_token(32)))
+        Self(super::secret_format::generate())
     }
 
     /// The secret itself, for the one response that reveals it.
@@ -202,7 +202,7 @@ mod tests {
         let id = generate_client_id();
         assert!(id.starts_with("api_") && id.len() == 4 + 32, "{id}");
         let secret = ClientSecret::generate();
-        assert!(secret.expose().starts_with("sec_") && secret.expose().len() >= 4 + 43);
+        assert_eq!(SecretShape::of(secret.expose()), SecretShape::Checksummed);
         assert_ne!(ClientSecret::generate(), secret);
     }
 

@@ -7,6 +7,7 @@ pub mod idempotency;
 pub mod json;
 pub mod membership;
 pub mod scope;
+pub mod secret_format;
 pub mod shift;
 pub mod signed;
 pub mod supply;

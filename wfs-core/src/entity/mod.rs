@@ -2,6 +2,7 @@
 #![allow(missing_docs)]
 
 pub mod api_key;
+pub mod audit_entry;
 pub mod company;
 pub mod idempotency_record;
 pub mod job_role;

@@ -27,6 +27,11 @@
 //! - every cached entry expires [`POSTGRES_TTL`] after it was read, so a notification
 //!   lost with a crashed server or a broken connection bounds staleness all the same.
 //!
+//! On SQLite no notification reaches another process on the same file (a second
+//! server, an operator's `wfs-server revoke-leaked`), so every cached entry expires
+//! [`SQLITE_TTL`] after it was read: the bound on how long that process answers
+//! from what came before.
+//!
 //! While the listening connection is not listening (starting, lost, reconnecting) the
 //! caches are not used at all, and they are emptied whenever listening starts again.
 //! A connection that dies without a TCP error is found by a heartbeat: every
@@ -77,6 +82,12 @@ pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
 /// reach this one late or never (see the module docs): the bound on a stale answer,
 /// under the 100 ms this project promises for a revoked key.
 pub(crate) const POSTGRES_TTL: Duration = Duration::from_millis(50);
+
+/// How long a cached read lives on SQLite. Nothing tells this process of a change
+/// another process made to the same file (a second server, `wfs-server
+/// revoke-leaked`), so this is the bound on such a stale answer: a key revoked
+/// elsewhere is refused within it (the promise is 1 s).
+pub(crate) const SQLITE_TTL: Duration = Duration::from_millis(500);
 
 /// What changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +190,7 @@ impl Changes {
             (None, None)
         };
         let hub = Self {
-            caches: Caches::new(postgres.then_some(POSTGRES_TTL)),
+            caches: Caches::new(Some(if postgres { POSTGRES_TTL } else { SQLITE_TTL })),
             begun: AtomicU64::new(0),
             open: Mutex::new(BTreeSet::new()),
             pending: Mutex::new(Vec::new()),

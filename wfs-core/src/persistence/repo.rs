@@ -5,7 +5,7 @@
 //! remembering a filter.
 
 use crate::entity::{
-    api_key, job_role, location, membership, membership_tombstone, overtime_record, shift,
+    api_key, audit_entry, job_role, location, membership, membership_tombstone, overtime_record, shift,
     shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
 };
 use crate::error::{Error, Result};
@@ -34,6 +34,7 @@ macro_rules! company_owned {
 
 company_owned!(
     api_key,
+    audit_entry,
     job_role,
     location,
     membership,

@@ -25,6 +25,7 @@ use std::fmt;
 /// outside the migrator names it.
 pub(crate) const TABLES: &[&str] = &[
     "api_keys",
+    "audit_log",
     "companies",
     "idempotency_records",
     "job_roles",

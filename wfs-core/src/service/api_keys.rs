@@ -11,7 +11,9 @@
 
 use crate::Wfs;
 use crate::cache::CachedKey;
-use crate::domain::credentials::{ClientSecret, IpAllowlist, SecretHash, generate_client_id};
+use crate::domain::credentials::{
+    ClientSecret, IpAllowlist, SecretHash, SecretShape, generate_client_id,
+};
 use crate::domain::scope::ScopeSet;
 use crate::domain::validate::required_text;
 use crate::entity::{api_key, company};
@@ -21,6 +23,7 @@ use crate::persistence::WfsConn;
 use crate::persistence::changes::Topic;
 use crate::persistence::repo::{find_owned, owned_by};
 use crate::principal::{AdminPrincipal, KeyPrincipal};
+use crate::service::audit::{Actor, AuditAction, RequestFacts, Target};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -153,6 +156,12 @@ pub trait KeyReadBudget {
     fn may_read(&self) -> bool;
     /// Such a read found no usable key.
     fn found_nothing(&self) {}
+    /// The request presenting the key, for the audit log's `api_key.refused` entry
+    /// when the key is revoked or expired; asked only then, so a caller pays for
+    /// describing its request only when it is recorded.
+    fn request(&self) -> Option<RequestFacts> {
+        None
+    }
 }
 
 /// No budget: every id neither cache knows is read.
@@ -191,6 +200,11 @@ impl Wfs {
         budget: &impl KeyReadBudget,
     ) -> Result<KeyPrincipal> {
         let invalid = Error::Unauthenticated(AuthFailure::InvalidCredentials);
+        // A secret no key can have (a checksum that does not check out) costs
+        // nothing: it is told apart offline, as a secret scanner tells it.
+        if !SecretShape::of(secret).may_exist() {
+            return Err(invalid);
+        }
         // Hash before the lookup so unknown ids and wrong secrets cost the same.
         let presented = SecretHash::of(secret);
         if !client_id.starts_with(crate::domain::credentials::CLIENT_ID_PREFIX)
@@ -235,13 +249,20 @@ impl Wfs {
         if !presented.matches(&key.secret) {
             return Err(invalid);
         }
+        if key.revoked {
+            self.record_key_refused(&key.principal, || budget.request())
+                .await;
+            return Err(invalid);
+        }
         if key.expires_at.is_some_and(|at| at <= self.now()) {
+            self.record_key_refused(&key.principal, || budget.request())
+                .await;
             return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
         }
         Ok(key.principal)
     }
 
-    /// A usable (unrevoked, well-formed) key by client id: one indexed lookup,
+    /// A well-formed key by client id, revoked or not: one indexed lookup,
     /// reading only what authentication needs.
     async fn load_key(&self, client_id: &str) -> Result<Option<CachedKey>> {
         let Some((
@@ -272,8 +293,7 @@ impl Wfs {
         else {
             return Ok(None);
         };
-        let Some(secret) = SecretHash::from_stored(&secret_hash).filter(|_| revoked_at.is_none())
-        else {
+        let Some(secret) = SecretHash::from_stored(&secret_hash) else {
             return Ok(None);
         };
         Ok(Some(CachedKey {
@@ -286,6 +306,7 @@ impl Wfs {
                 last_used_at,
             },
             expires_at,
+            revoked: revoked_at.is_some(),
         }))
     }
 
@@ -437,6 +458,9 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        let actor = new.created_by.map(Actor::Admin);
+        self.record_key(conn, new.company, AuditAction::ApiKeyCreated, actor, id)
+            .await?;
         let scopes = new.scopes.unwrap_or(ScopeSet::LEGACY);
         Ok(IssuedKey {
             id,
@@ -484,6 +508,9 @@ impl Wfs {
         active.secret_hash = Set(secret.hash().to_hex());
         active.updated_at = Set(self.now());
         active.update(conn).await?;
+        let actor = Some(Actor::Admin(admin.user_id));
+        self.record_key(conn, admin.company_id, AuditAction::ApiKeyRotated, actor, id)
+            .await?;
         self.store()
             .changes()
             .changed(Topic::Key(client_id.clone()));
@@ -512,9 +539,25 @@ impl Wfs {
         active.revoked_at = Set(Some(now));
         active.updated_at = Set(now);
         let revoked = active.update(conn).await?;
+        let actor = Some(Actor::Admin(admin.user_id));
+        self.record_key(conn, admin.company_id, AuditAction::ApiKeyRevoked, actor, id)
+            .await?;
         self.store()
             .changes()
             .changed(Topic::Key(revoked.client_id.clone()));
         Ok(info(revoked, now))
+    }
+
+    /// Records `action` on key `id` in the audit log.
+    pub(crate) async fn record_key(
+        &self,
+        conn: &impl WfsConn,
+        company: CompanyId,
+        action: AuditAction,
+        actor: Option<Actor>,
+        id: ApiKeyId,
+    ) -> Result<()> {
+        let target = Some(Target::new("api_key", id));
+        self.record_audit(conn, company, action, actor, target).await
     }
 }

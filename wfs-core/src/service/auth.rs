@@ -8,6 +8,7 @@ use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
+use crate::service::audit::{Actor, AuditAction};
 use crate::service::accounts::verify_password_off_thread;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -168,9 +169,18 @@ impl Wfs {
         let verified = verify_password_off_thread(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
-            _ => {
+            known => {
                 self.sign_in_throttle()
                     .failed(&login, client, Instant::now());
+                if let Some(user) = known {
+                    // Every company the login would have opened sees the attempt.
+                    let admin_of = self.companies_of(user.id).await?;
+                    let admin_of = admin_of.iter().filter(|c| c.privilege == Privilege::SuperAdmin);
+                    for company in admin_of {
+                        self.record_sign_in(company.id, AuditAction::SignInFailed, user.id)
+                            .await?;
+                    }
+                }
                 return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
             }
         };
@@ -200,6 +210,8 @@ impl Wfs {
             &self.tokens().encoding,
         )
         .map_err(Error::internal)?;
+        self.record_sign_in(active.id, AuditAction::SignInSucceeded, user.id)
+            .await?;
         Ok(SignedIn {
             access_token,
             user_id: user.id.into(),
@@ -243,6 +255,20 @@ impl Wfs {
             user_id: claims.sub.into(),
             company_id: claims.cid.into(),
         })
+    }
+}
+
+impl Wfs {
+    /// Records a sign-in of `user` for `company`: kept for the request's transport to
+    /// write with the answer, or, with no request, written at once.
+    async fn record_sign_in(
+        &self,
+        company: CompanyId,
+        action: AuditAction,
+        user: uuid::Uuid,
+    ) -> Result<()> {
+        let actor = Some(Actor::Admin(user.into()));
+        self.record_audit_alone(company, action, actor, None).await
     }
 }
 

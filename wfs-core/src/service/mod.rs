@@ -6,14 +6,17 @@
 
 pub mod accounts;
 pub mod api_keys;
+pub mod audit;
 pub mod auth;
 pub mod availability;
 pub mod companies;
 pub mod events;
 pub mod idempotency;
 pub mod job_roles;
+pub mod leaked_keys;
 pub mod locations;
 pub mod outbox;
+pub mod page;
 pub mod schedules;
 pub mod shifts;
 pub mod staff;

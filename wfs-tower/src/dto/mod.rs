@@ -3,6 +3,7 @@
 //! Response types are built from core types by hand, so no personal field can slip
 //! into a read response by accident: a field exists here only if the spec shows it.
 
+pub(crate) mod audit;
 pub(crate) mod auth;
 pub(crate) mod job_roles;
 pub(crate) mod limits;

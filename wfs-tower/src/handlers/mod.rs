@@ -43,6 +43,7 @@ macro_rules! route {
     };
 }
 
+pub(crate) mod audit_log;
 pub(crate) mod auth;
 mod docs;
 pub(crate) mod job_roles;
@@ -123,6 +124,7 @@ pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
     static ROUTES: LazyLock<Vec<Route>> = LazyLock::new(|| {
         route::resolve(&[
             &auth::ROUTES,
+            &audit_log::ROUTES,
             &shifts::ROUTES,
             &job_roles::ROUTES,
             &locations::ROUTES,

@@ -14,6 +14,7 @@ use crate::event::{EventData, TestData};
 use crate::event::{EventType, Subscription};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
+use crate::service::audit::{AuditAction, Target};
 use crate::persistence::repo::{find_owned, locked, locked_for_delete, owned_by};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -207,6 +208,8 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        self.record_endpoint(conn, company, AuditAction::WebhookEndpointCreated, created.id)
+            .await?;
         self.webhook_endpoints_changed(company);
         Ok(EndpointWithSecret {
             endpoint: created.into(),
@@ -289,6 +292,8 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let updated = active.update(conn).await?;
+        self.record_endpoint(conn, company, AuditAction::WebhookEndpointUpdated, updated.id)
+            .await?;
         self.webhook_endpoints_changed(company);
         if updated.enabled {
             self.wake_webhooks_after_commit(conn);
@@ -324,6 +329,8 @@ impl Wfs {
         webhook_endpoint::Entity::delete_by_id(found.id)
             .exec(conn)
             .await?;
+        self.record_endpoint(conn, company, AuditAction::WebhookEndpointDeleted, found.id)
+            .await?;
         self.webhook_endpoints_changed(company);
         Ok(())
     }
@@ -348,10 +355,30 @@ impl Wfs {
         active.secret = Set(secret.expose().to_owned());
         active.updated_at = Set(now);
         let updated = active.update(conn).await?;
+        self.record_endpoint(
+            conn,
+            company,
+            AuditAction::WebhookEndpointSecretRotated,
+            updated.id,
+        )
+        .await?;
         Ok(EndpointWithSecret {
             endpoint: updated.into(),
             secret,
         })
+    }
+
+    /// Records `action` on endpoint `id` in the audit log, by the request's caller.
+    async fn record_endpoint(
+        &self,
+        conn: &impl WfsConn,
+        company: CompanyId,
+        action: AuditAction,
+        id: uuid::Uuid,
+    ) -> Result<()> {
+        let target = Target::new("webhook_endpoint", id);
+        self.record_audit(conn, company, action, None, Some(target))
+            .await
     }
 
     /// Queues a `webhook.test` event to this endpoint only.

@@ -84,16 +84,7 @@ impl TryFrom<webhook_event::Model> for EventRecord {
     }
 }
 
-/// One page of a list, and the cursor of the next.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    /// The items.
-    pub data: Vec<T>,
-    /// The page size in force.
-    pub limit: u64,
-    /// Cursor of the next page; `None` on the last.
-    pub next_cursor: Option<String>,
-}
+pub use crate::service::page::Page;
 
 /// Filters of [`Wfs::list_webhook_deliveries`].
 #[derive(Debug, Clone, Default)]

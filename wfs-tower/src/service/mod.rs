@@ -1,5 +1,6 @@
 //! [`WfsService`]: the whole API as one `tower::Service`.
 
+use crate::audit::Trail;
 use crate::auth::{Access, Authenticator, Caller};
 use crate::body::ResponseBody;
 use crate::conditional;
@@ -16,7 +17,7 @@ use crate::router::Router;
 use crate::telemetry;
 use bytes::Bytes;
 use http::header::X_CONTENT_TYPE_OPTIONS;
-use http::{HeaderValue, Method, Request, Response};
+use http::{Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,10 +27,11 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 use tracing::Instrument;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use wfs_core::sea_orm::DatabaseTransaction;
-use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
+use write::IdempotentRequest;
 use wfs_core::service::workforce::MAX_WAIT;
 use wfs_core::{ApiKeyId, Wfs};
+
+mod write;
 
 /// The External Workforce Scheduling API as a `tower::Service`.
 ///
@@ -139,7 +141,7 @@ where
         let answer = Box::pin(
             async move {
                 let mut seen = Seen::default();
-                let outcome = CatchPanic::new(shared.serve(req, &mut seen)).await;
+                let outcome = CatchPanic::new(shared.serve(req, &mut seen, request_id.as_str())).await;
                 let mut response = match outcome {
                     Ok(response) => response,
                     Err(caught) => shared.panicked(&method, &seen, caught),
@@ -226,7 +228,12 @@ impl Shared {
         ApiError::internal(caught.message).into_response()
     }
 
-    async fn serve<B>(&self, req: Request<B>, seen: &mut Seen) -> Response<ResponseBody>
+    async fn serve<B>(
+        &self,
+        req: Request<B>,
+        seen: &mut Seen,
+        request_id: &str,
+    ) -> Response<ResponseBody>
     where
         B: http_body::Body + Send + 'static,
         B::Data: Send,
@@ -240,13 +247,13 @@ impl Shared {
         // A read that may be held for a change gets its wait on top.
         let held = method == Method::GET && req.uri().query().is_some_and(|q| q.contains("wait="));
         let answer = match self.config.request_timeout {
-            Some(limit) if held => tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen))
+            Some(limit) if held => tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen, request_id))
                 .await
                 .unwrap_or_else(|_| Err(ApiError::timed_out(limit + MAX_WAIT))),
-            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen))
+            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen, request_id))
                 .await
                 .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
-            None => self.respond(req, seen).await,
+            None => self.respond(req, seen, request_id).await,
         };
         let response = match answer {
             Ok(reply) => reply.into_response(),
@@ -282,7 +289,12 @@ impl Shared {
             .unwrap_or(path)
     }
 
-    async fn respond<B>(&self, req: Request<B>, seen: &mut Seen) -> Result<Reply, ApiError>
+    async fn respond<B>(
+        &self,
+        req: Request<B>,
+        seen: &mut Seen,
+        request_id: &str,
+    ) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
         B::Data: Send,
@@ -311,7 +323,51 @@ impl Shared {
         if let Caller::Key(key) = &caller {
             seen.key_id = Some(key.key_id);
         }
-        let idempotency_key = idempotency_key(route, &caller, &parts.headers)?;
+        // Only sign-in (public) needs it for itself: key routes resolved it while
+        // authenticating; every write's audit entry names it.
+        let client_ip = (route.access == Access::Public || route.method != Method::GET)
+            .then(|| self.auth.client_ip(&parts))
+            .flatten();
+        // Every write past authentication, and a public write (sign-in), leaves a trail.
+        let trail = (route.method != Method::GET).then(|| {
+            let ids = (matched.id, matched.sub_id);
+            Trail::new(route, &parts, &caller, request_id, client_ip, ids)
+        });
+        let request = Authenticated {
+            route,
+            ids: (matched.id, matched.sub_id),
+            caller: &caller,
+            client_ip,
+            trail: trail.as_ref(),
+        };
+        let answer = self.handle(request, &parts, body).await;
+        if let Some(trail) = &trail {
+            trail.settle(&self.wfs, &answer).await;
+        }
+        answer
+    }
+
+    /// The rest of an authenticated request: the Idempotency-Key, the body, and the
+    /// handler (a write in its transaction).
+    async fn handle<B>(
+        &self,
+        request: Authenticated<'_>,
+        parts: &http::request::Parts,
+        body: B,
+    ) -> Result<Reply, ApiError>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let Authenticated {
+            route,
+            ids,
+            caller,
+            client_ip,
+            trail,
+        } = request;
+        let idempotency_key = idempotency_key(route, caller, &parts.headers)?;
         conditional::check_sizes(&parts.headers)?;
         let body = if parts.method == Method::GET {
             Bytes::new()
@@ -320,29 +376,28 @@ impl Shared {
         };
         let ctx = Ctx {
             wfs: &self.wfs,
-            caller: &caller,
-            id: matched.id,
-            sub_id: matched.sub_id,
+            caller,
+            id: ids.0,
+            sub_id: ids.1,
             query: parts.uri.query(),
             headers: &parts.headers,
             body: &body,
             document: &self.document,
             held: &self.held,
-            // Only sign-in (public) needs it: key routes resolved it while authenticating.
-            client_ip: if route.access == Access::Public {
-                self.auth.client_ip(&parts)
-            } else {
-                None
-            },
+            client_ip: (route.access == Access::Public).then_some(client_ip).flatten(),
             tx: None,
         };
         if !route.writes() {
-            let reply = (route.handler)(&ctx).await?;
+            let reply = match trail {
+                // A public write (sign-in) records what its operation does.
+                Some(trail) => trail.scope().run((route.handler)(&ctx)).await?,
+                None => (route.handler)(&ctx).await?,
+            };
             if route.access == Access::Public {
                 return Ok(reply);
             }
             let (reply, not_modified) = conditional::read(reply, &parts.headers);
-            if not_modified && let Caller::Key(key) = &caller {
+            if not_modified && let Caller::Key(key) = caller {
                 // A 304 does not count against the key's rate limit.
                 self.auth.refund_rate_limit(&key.key_id).await;
             }
@@ -364,139 +419,19 @@ impl Shared {
             }),
             _ => None,
         };
-        self.write(route, ctx, claim).await
-    }
-
-    /// Runs a write handler in one transaction with its Idempotency-Key's claim and
-    /// record, and commits, or rolls back explicitly so the SQLite writer queue never
-    /// hands the database on with a rollback still pending.
-    ///
-    /// A handler that fails with a replayable answer (a 4xx) has its writes undone
-    /// with the whole transaction; its answer is then stored under the key in a
-    /// second one ([`Shared::store_refusal`]). The success path thus needs no
-    /// savepoint: on this path every statement is a round trip (a thread hand-off on
-    /// SQLite), and a savepoint costs two.
-    async fn write(
-        &self,
-        route: &'static Route,
-        ctx: Ctx<'_>,
-        claim: Option<IdempotentRequest>,
-    ) -> Result<Reply, ApiError> {
-        let tx = self.wfs.begin().await?;
-        let Some(req) = claim else {
-            return match run_in(&tx, route, ctx).await {
-                Ok(reply) => {
-                    tx.commit().await?;
-                    Ok(reply)
-                }
-                Err(err) => {
-                    rollback(tx).await;
-                    Err(err)
-                }
-            };
-        };
-        // Dropped after the transaction has ended: a same-key request is "in progress"
-        // until then.
-        let claimed = self
-            .wfs
-            .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
-            .await;
-        let (tx, lock) = match held(tx, claimed).await {
-            Ok(held) => held,
-            Err(answer) => return answer,
-        };
-        match run_in(&tx, route, ctx).await {
-            Ok(reply) => {
-                self.complete(tx, &lock, &reply.to_stored()).await?;
-                Ok(reply)
-            }
-            Err(err) if err.is_replayable() => {
-                rollback(tx).await;
-                self.store_refusal(lock, &req.fingerprint, err).await
-            }
-            Err(err) => {
-                rollback(tx).await;
-                Err(err)
-            }
-        }
-    }
-
-    /// Stores a refused request's answer under its key, after its transaction rolled
-    /// back: claimed again in a transaction of its own, while this process's
-    /// exclusion (held by `lock`) still keeps out every same-key request here. If
-    /// another process completed the key in between, its answer is the one given.
-    async fn store_refusal(
-        &self,
-        lock: IdempotencyLock,
-        fingerprint: &Fingerprint,
-        refusal: ApiError,
-    ) -> Result<Reply, ApiError> {
-        let tx = self.wfs.begin().await?;
-        let claimed = self
-            .wfs
-            .reclaim_idempotency_key_in(&tx, lock, fingerprint)
-            .await;
-        let (tx, lock) = match held(tx, claimed).await {
-            Ok(held) => held,
-            Err(answer) => return answer,
-        };
-        self.complete(tx, &lock, &StoredResponse::from(&refusal))
-            .await?;
-        Err(refusal)
-    }
-
-    /// Stores `stored` with the key's record in `tx` and commits `tx`.
-    async fn complete(
-        &self,
-        tx: wfs_core::WriteTx,
-        lock: &IdempotencyLock,
-        stored: &StoredResponse,
-    ) -> Result<(), ApiError> {
-        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, lock, stored).await {
-            rollback(tx).await;
-            return Err(err.into());
-        }
-        tx.commit().await?;
-        Ok(())
+        let trail = trail.ok_or_else(|| ApiError::internal("a write without its audit trail"))?;
+        self.write(route, ctx, claim, trail).await
     }
 }
 
-/// The transaction and the lock of an acquired claim; else `tx` rolls back and this
-/// is the answer to give instead (a replay, or why the key cannot be used now).
-async fn held(
-    tx: wfs_core::WriteTx,
-    claimed: wfs_core::Result<Claim>,
-) -> Result<(wfs_core::WriteTx, IdempotencyLock), Result<Reply, ApiError>> {
-    let answer = match claimed {
-        Ok(Claim::Acquired(lock)) => return Ok((tx, lock)),
-        Ok(Claim::Replay(stored)) => Ok(replayed(stored)),
-        Err(err) => Err(err.into()),
-    };
-    rollback(tx).await;
-    Err(answer)
-}
-
-/// Runs the handler of `route` inside `tx`.
-async fn run_in<'a>(
-    tx: &'a DatabaseTransaction,
+/// An authenticated request, as [`Shared::handle`] takes it on.
+struct Authenticated<'a> {
     route: &'static Route,
-    mut ctx: Ctx<'a>,
-) -> Result<Reply, ApiError> {
-    ctx.tx = Some(tx);
-    (route.handler)(&ctx).await
-}
-
-/// An Idempotency-Key to claim in the write's transaction.
-struct IdempotentRequest {
-    scope: String,
-    key: IdempotencyKey,
-    fingerprint: Fingerprint,
-}
-
-async fn rollback(tx: wfs_core::WriteTx) {
-    if let Err(err) = tx.rollback().await {
-        tracing::warn!(error = %err, "rollback failed");
-    }
+    /// `{id}` and the second path parameter.
+    ids: (Option<&'a str>, Option<&'a str>),
+    caller: &'a Caller,
+    client_ip: Option<std::net::IpAddr>,
+    trail: Option<&'a Trail>,
 }
 
 /// The Idempotency-Key of a writing route: required with an API key, honoured when
@@ -516,16 +451,6 @@ fn idempotency_key(
         )),
         None => Ok(None),
     }
-}
-
-/// A stored answer, replayed with `Idempotent-Replayed: true`.
-fn replayed(stored: StoredResponse) -> Reply {
-    let mut reply = Reply::from_stored(stored);
-    reply.headers.push((
-        http::HeaderName::from_static("idempotent-replayed"),
-        HeaderValue::from_static("true"),
-    ));
-    reply
 }
 
 /// The whole body, at most `limit` bytes (else 413), arrived within `deadline`

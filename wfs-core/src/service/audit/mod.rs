@@ -1,0 +1,201 @@
+//! The audit log: who did what, with which key or account, from where, and when.
+//!
+//! An entry is written in the same transaction as what it records, so a change that
+//! commits is always logged and one that rolls back never is. An entry holds ids and
+//! request facts only: never a secret, a token, a password or a person's name or
+//! address. Entries live for [`AuditSettings::retention`] (400 days unless the host
+//! says otherwise), then [`Wfs::purge_audit_log`] deletes them in batches.
+//!
+//! The operations that record (key management, webhook endpoints, sign-in) do not
+//! know the HTTP request behind them, and an embedding host calls them without one.
+//! The transport runs a request inside an [`AuditScope`] that carries the request's
+//! facts and actor; an entry recorded inside one waits there, and the transport
+//! writes it, with the answer's status, into the request's transaction before the
+//! commit ([`Wfs::write_audit`]). Outside any scope an entry is written at once into
+//! the operation's own transaction, with no request facts.
+
+mod action;
+mod log;
+mod refused;
+mod scope;
+
+pub use action::{Actor, AuditAction, Target};
+pub use log::{AuditEntry, AuditQuery, LIMIT_DEFAULT, LIMIT_MAX, RequestFacts};
+pub use refused::REFUSAL_INTERVAL;
+pub(crate) use refused::Refusals;
+pub use scope::AuditScope;
+
+use crate::Wfs;
+use crate::entity::audit_entry;
+use crate::error::Result;
+use crate::ids::CompanyId;
+use crate::persistence::WfsConn;
+use chrono::{DateTime, Utc};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+/// How long entries are kept and how the purge deletes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuditSettings {
+    /// Entries older than this are deleted (default 400 days).
+    pub retention: chrono::Duration,
+}
+
+impl Default for AuditSettings {
+    fn default() -> Self {
+        Self {
+            retention: DEFAULT_RETENTION,
+        }
+    }
+}
+
+/// The default of [`AuditSettings::retention`].
+pub const DEFAULT_RETENTION: chrono::Duration = chrono::Duration::days(400);
+
+/// Rows one purge statement deletes at most, so a purge never holds a long lock or
+/// a long transaction, however much is due.
+pub const PURGE_BATCH: u64 = 1000;
+
+/// One entry to write: what happened, and to what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    pub(crate) company: CompanyId,
+    pub(crate) action: AuditAction,
+    pub(crate) actor: Option<Actor>,
+    pub(crate) target: Option<Target>,
+    /// Recorded by an operation with no transaction of its own (a sign-in): it
+    /// stands whether or not the request's writes commit.
+    pub(crate) alone: bool,
+}
+
+impl Wfs {
+    /// Records `action` on `target` for `company`, in `conn`'s transaction, or, inside
+    /// an [`AuditScope`], for the transport to write with its request's facts. The
+    /// actor is `actor` when the operation knows it (a signed-in admin), else the
+    /// scope's, else the system.
+    pub(crate) async fn record_audit(
+        &self,
+        conn: &impl WfsConn,
+        company: CompanyId,
+        action: AuditAction,
+        actor: Option<Actor>,
+        target: Option<Target>,
+    ) -> Result<()> {
+        let entry = Recorded {
+            company,
+            action,
+            actor,
+            target,
+            alone: false,
+        };
+        match AuditScope::defer(entry) {
+            None => Ok(()),
+            Some(entry) => self.insert_audit(conn, &[entry], None).await,
+        }
+    }
+
+    /// [`Wfs::record_audit`] for an operation with no transaction of its own (a
+    /// sign-in, a refused key): outside a scope, written in a transaction of its own.
+    pub(crate) async fn record_audit_alone(
+        &self,
+        company: CompanyId,
+        action: AuditAction,
+        actor: Option<Actor>,
+        target: Option<Target>,
+    ) -> Result<()> {
+        let entry = Recorded {
+            company,
+            action,
+            actor,
+            target,
+            alone: true,
+        };
+        let Some(entry) = AuditScope::defer(entry) else {
+            return Ok(());
+        };
+        let tx = self.store().begin().await?;
+        self.insert_audit(tx.qualified(), &[entry], None).await?;
+        tx.commit().await
+    }
+
+    /// Writes `entries` (what a scope collected, and the transport's own) with the
+    /// facts of the request they belong to, in one statement, in `conn`'s transaction.
+    ///
+    /// # Errors
+    /// A database error.
+    pub async fn write_audit(
+        &self,
+        conn: &impl sea_orm::ConnectionTrait,
+        scope: &AuditScope,
+        status: u16,
+        extra: Option<(CompanyId, AuditAction, Option<Target>)>,
+    ) -> Result<()> {
+        let mut entries = scope.take();
+        if let Some((company, action, target)) = extra {
+            entries.push(Recorded {
+                company,
+                action,
+                actor: None,
+                target,
+                alone: false,
+            });
+        }
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let facts = scope.facts().map(|f| f.with_status(status));
+        let conn = &self.store().enter(conn);
+        let actor = scope.actor();
+        for e in &mut entries {
+            if e.actor.is_none() {
+                e.actor.clone_from(&actor);
+            }
+        }
+        self.insert_audit(conn, &entries, facts.as_ref()).await
+    }
+
+    async fn insert_audit(
+        &self,
+        conn: &impl WfsConn,
+        entries: &[Recorded],
+        facts: Option<&RequestFacts>,
+    ) -> Result<()> {
+        let now = self.now();
+        let rows = entries.iter().map(|e| log::row(e, facts, now));
+        audit_entry::Entity::insert_many(rows).exec(conn).await?;
+        Ok(())
+    }
+
+    /// Deletes entries older than the retention, [`PURGE_BATCH`] at a time, each
+    /// batch its own short transaction; returns how many. Run it periodically.
+    ///
+    /// # Errors
+    /// A database error (what was deleted before it stays deleted).
+    pub async fn purge_audit_log(&self, settings: AuditSettings) -> Result<u64> {
+        let cutoff: DateTime<Utc> = self.now() - settings.retention;
+        let mut deleted = 0;
+        loop {
+            let tx = self.store().begin().await?;
+            let due: Vec<uuid::Uuid> = audit_entry::Entity::find()
+                .select_only()
+                .column(audit_entry::Column::Id)
+                .filter(audit_entry::Column::OccurredAt.lt(cutoff))
+                .order_by_asc(audit_entry::Column::OccurredAt)
+                .limit(PURGE_BATCH)
+                .into_tuple()
+                .all(tx.qualified())
+                .await?;
+            let n = due.len() as u64;
+            if n > 0 {
+                audit_entry::Entity::delete_many()
+                    .filter(audit_entry::Column::Id.is_in(due))
+                    .exec(tx.qualified())
+                    .await?;
+            }
+            tx.commit().await?;
+            deleted += n;
+            if n < PURGE_BATCH {
+                return Ok(deleted);
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The audit log (bearer-authenticated: the company's admins).
+
+use super::Ctx;
+use super::Entry;
+use crate::auth::Access;
+use crate::body::{BodyError, ResponseBody};
+use crate::dto::audit::*;
+use crate::dto::limits::Line;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{instant, query};
+use crate::reply::Reply;
+use bytes::Bytes;
+use http::StatusCode;
+use http_body::Frame;
+use http_body_util::{BodyExt, StreamBody};
+use wfs_core::service::audit::{AuditEntry, AuditQuery, LIMIT_MAX};
+use wfs_core::service::webhooks::Page;
+use wfs_core::{CompanyId, Wfs};
+
+pub(crate) static ROUTES: [Entry; 1] = [route!(Access::Admin, list_audit_log, __path_list_audit_log)];
+
+/// The media type of the export: one JSON entry per line.
+const NDJSON: &str = "application/x-ndjson";
+
+/// List the audit log
+///
+/// Who did what, with which key or account, from where, and when: API keys
+/// created, rotated, revoked and refused; sign-ins; webhook endpoint changes; and
+/// every authenticated write that got an answer (`api.write`). Newest first, kept
+/// 400 days. Reading the log is not logged. With `Accept: application/x-ndjson` the
+/// answer is every matching entry, one JSON object per line, streamed (for a SIEM);
+/// `limit` then only has to be valid.
+#[utoipa::path(get, path = "/external/v1/auth/audit-log", tag = "Sign-in and API keys",
+    params(AuditLogQuery),
+    responses(
+        (status = 200, description = "A page of entries, newest first; or, asked for `application/x-ndjson`, every matching entry",
+            content(
+                (AuditLogPage = "application/json"),
+                (AuditLogEntry = "application/x-ndjson"),
+            )),
+        (status = 400, description = "A bad `from`, `to`, `action`, `limit` or `cursor` (the message names it)", body = ErrorBody),
+    ))]
+pub(crate) async fn list_audit_log(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    let q: AuditLogQuery = query(ctx.query)?;
+    let when = |field: &str, raw: Option<Line>| {
+        raw.as_deref().map(|s| instant(field, s)).transpose()
+    };
+    let limit = q
+        .limit
+        .as_deref()
+        .map(|l| {
+            l.trim()
+                .parse::<i64>()
+                .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
+        })
+        .transpose()?;
+    let mut request = AuditQuery {
+        from: when("from", q.from)?,
+        to: when("to", q.to)?,
+        action: q.action.map(Into::into),
+        actor: q.actor.map(Into::into).filter(|a: &String| !a.is_empty()),
+        limit,
+        cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
+    };
+    let company = ctx.admin()?.company_id;
+    if !accepts_ndjson(ctx.headers) {
+        let page = ctx.wfs.list_audit_log(company, request).await?;
+        return Reply::json(StatusCode::OK, &AuditLogPage::from(page));
+    }
+    // `limit` is checked as for a page, then the export reads the largest pages.
+    if limit.is_some_and(|l| !(1..=LIMIT_MAX as i64).contains(&l)) {
+        return Err(wfs_core::Error::invalid_field(
+            "limit",
+            format!("must be between 1 and {LIMIT_MAX}"),
+        )
+        .into());
+    }
+    request.limit = Some(LIMIT_MAX as i64);
+    // The first page before the answer starts: a bad filter is still a 400.
+    let first = ctx.wfs.list_audit_log(company, request.clone()).await?;
+    let export = Export {
+        wfs: ctx.wfs.clone(),
+        company,
+        query: request,
+        first: Some(first),
+        done: false,
+    };
+    let lines = futures_util::stream::unfold(export, Export::next);
+    let body = StreamBody::new(lines).boxed_unsync();
+    Ok(Reply::streamed(NDJSON, ResponseBody::streamed(body)))
+}
+
+/// Whether the caller asked for NDJSON (`Accept` names it with a non-zero weight).
+fn accepts_ndjson(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let named = parts
+                .next()
+                .is_some_and(|t| t.eq_ignore_ascii_case(NDJSON));
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            named && !refused
+        })
+}
+
+/// The export's state between two pages.
+struct Export {
+    wfs: Wfs,
+    company: CompanyId,
+    query: AuditQuery,
+    first: Option<Page<AuditEntry>>,
+    done: bool,
+}
+
+impl Export {
+    /// The next page's lines; `None` after the last. A failing read ends the body
+    /// with an error: the transfer is cut, never made to look complete.
+    async fn next(mut self) -> Option<(Result<Frame<Bytes>, BodyError>, Self)> {
+        if self.done {
+            return None;
+        }
+        let page = match self.first.take() {
+            Some(page) => page,
+            None => match self.wfs.list_audit_log(self.company, self.query.clone()).await {
+                Ok(page) => page,
+                Err(err) => {
+                    tracing::error!(error = %err, "the audit log export failed mid-way");
+                    self.done = true;
+                    return Some((Err(Box::new(err)), self));
+                }
+            },
+        };
+        self.done = page.next_cursor.is_none();
+        self.query.cursor = page.next_cursor;
+        let mut buf = Vec::with_capacity(page.data.len() * 320);
+        for entry in page.data {
+            if let Err(err) = serde_json::to_writer(&mut buf, &AuditLogEntry::from(entry)) {
+                self.done = true;
+                return Some((Err(Box::new(err)), self));
+            }
+            buf.push(b'\n');
+        }
+        Some((Ok(Frame::data(Bytes::from(buf))), self))
+    }
+}

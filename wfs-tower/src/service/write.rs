@@ -1,0 +1,183 @@
+//! A write in its transaction: the Idempotency-Key's claim, the handler, the audit
+//! entries and the stored answer commit together, or nothing does.
+
+use super::Shared;
+use crate::audit::Trail;
+use crate::error::ApiError;
+use crate::handlers::{Ctx, Route};
+use crate::reply::Reply;
+use http::HeaderValue;
+use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
+use wfs_core::sea_orm::DatabaseTransaction;
+use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
+
+impl Shared {
+    /// Runs a write handler in one transaction with its Idempotency-Key's claim and
+    /// record, and commits, or rolls back explicitly so the SQLite writer queue never
+    /// hands the database on with a rollback still pending.
+    ///
+    /// A handler that fails with a replayable answer (a 4xx) has its writes undone
+    /// with the whole transaction; its answer is then stored under the key in a
+    /// second one ([`Shared::store_refusal`]). The success path thus needs no
+    /// savepoint: on this path every statement is a round trip (a thread hand-off on
+    /// SQLite), and a savepoint costs two.
+    ///
+    /// The audit entries go into the transaction that decides: the write's own when
+    /// it commits, the stored refusal's when it is refused ([`Trail`]).
+    pub(super) async fn write(
+        &self,
+        route: &'static Route,
+        ctx: Ctx<'_>,
+        claim: Option<IdempotentRequest>,
+        trail: &Trail,
+    ) -> Result<Reply, ApiError> {
+        let tx = self.wfs.begin().await?;
+        let Some(req) = claim else {
+            return match run_in(&tx, route, ctx, trail).await {
+                Ok(reply) => {
+                    let logged = trail.write_in(&self.wfs, &*tx, reply.status, Some(&reply.body));
+                    if let Err(err) = logged.await {
+                        rollback(tx).await;
+                        return Err(err);
+                    }
+                    tx.commit().await?;
+                    Ok(reply)
+                }
+                Err(err) => {
+                    rollback(tx).await;
+                    trail.scope().discard();
+                    Err(err)
+                }
+            };
+        };
+        // Dropped after the transaction has ended: a same-key request is "in progress"
+        // until then.
+        let claimed = self
+            .wfs
+            .claim_idempotency_key_in(&tx, &req.scope, &req.key, &req.fingerprint)
+            .await;
+        let (tx, lock) = match held(tx, claimed, trail).await {
+            Ok(held) => held,
+            Err(answer) => return answer,
+        };
+        match run_in(&tx, route, ctx, trail).await {
+            Ok(reply) => {
+                let logged = trail.write_in(&self.wfs, &*tx, reply.status, Some(&reply.body));
+                if let Err(err) = logged.await {
+                    rollback(tx).await;
+                    return Err(err);
+                }
+                self.complete(tx, &lock, &reply.to_stored()).await?;
+                Ok(reply)
+            }
+            Err(err) if err.is_replayable() => {
+                rollback(tx).await;
+                trail.scope().discard();
+                self.store_refusal(lock, &req.fingerprint, err, trail).await
+            }
+            Err(err) => {
+                rollback(tx).await;
+                trail.scope().discard();
+                Err(err)
+            }
+        }
+    }
+
+    /// Stores a refused request's answer under its key, after its transaction rolled
+    /// back: claimed again in a transaction of its own, while this process's
+    /// exclusion (held by `lock`) still keeps out every same-key request here. If
+    /// another process completed the key in between, its answer is the one given.
+    async fn store_refusal(
+        &self,
+        lock: IdempotencyLock,
+        fingerprint: &Fingerprint,
+        refusal: ApiError,
+        trail: &Trail,
+    ) -> Result<Reply, ApiError> {
+        let tx = self.wfs.begin().await?;
+        let claimed = self
+            .wfs
+            .reclaim_idempotency_key_in(&tx, lock, fingerprint)
+            .await;
+        let (tx, lock) = match held(tx, claimed, trail).await {
+            Ok(held) => held,
+            Err(answer) => return answer,
+        };
+        if let Err(err) = trail.write_in(&self.wfs, &*tx, refusal.status(), None).await {
+            rollback(tx).await;
+            return Err(err);
+        }
+        self.complete(tx, &lock, &StoredResponse::from(&refusal))
+            .await?;
+        Err(refusal)
+    }
+
+    /// Stores `stored` with the key's record in `tx` and commits `tx`.
+    async fn complete(
+        &self,
+        tx: wfs_core::WriteTx,
+        lock: &IdempotencyLock,
+        stored: &StoredResponse,
+    ) -> Result<(), ApiError> {
+        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, lock, stored).await {
+            rollback(tx).await;
+            return Err(err.into());
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// The transaction and the lock of an acquired claim; else `tx` rolls back and this
+/// is the answer to give instead (a replay, or why the key cannot be used now).
+async fn held(
+    tx: wfs_core::WriteTx,
+    claimed: wfs_core::Result<Claim>,
+    trail: &Trail,
+) -> Result<(wfs_core::WriteTx, IdempotencyLock), Result<Reply, ApiError>> {
+    let answer = match claimed {
+        Ok(Claim::Acquired(lock)) => return Ok((tx, lock)),
+        Ok(Claim::Replay(stored)) => {
+            trail.replayed();
+            Ok(replayed(stored))
+        }
+        Err(err) => Err(err.into()),
+    };
+    rollback(tx).await;
+    Err(answer)
+}
+
+/// Runs the handler of `route` inside `tx`, in the request's audit scope.
+async fn run_in<'a>(
+    tx: &'a DatabaseTransaction,
+    route: &'static Route,
+    mut ctx: Ctx<'a>,
+    trail: &Trail,
+) -> Result<Reply, ApiError> {
+    ctx.tx = Some(tx);
+    trail.scope().run((route.handler)(&ctx)).await
+}
+
+/// An Idempotency-Key to claim in the write's transaction.
+pub(super) struct IdempotentRequest {
+    pub(super) scope: String,
+    pub(super) key: IdempotencyKey,
+    pub(super) fingerprint: Fingerprint,
+}
+
+async fn rollback(tx: wfs_core::WriteTx) {
+    if let Err(err) = tx.rollback().await {
+        tracing::warn!(error = %err, "rollback failed");
+    }
+}
+
+
+/// A stored answer, replayed with `Idempotent-Replayed: true`.
+fn replayed(stored: StoredResponse) -> Reply {
+    let mut reply = Reply::from_stored(stored);
+    reply.headers.push((
+        http::HeaderName::from_static("idempotent-replayed"),
+        HeaderValue::from_static("true"),
+    ));
+    reply
+}
