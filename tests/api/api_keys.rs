@@ -585,3 +585,99 @@ async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_
         .await
         .assert_status(200);
 }
+
+/// Issue 23: secrets a scanner can recognise.
+mod secret_format {
+    use super::*;
+    use wfs_core::domain::credentials::{SecretHash, SecretShape};
+    use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter, sea_query::Expr};
+
+    /// The regular expression docs/security.md publishes, checked by hand here (no
+    /// regex engine in the suite): `sec_` and 49 characters of `[0-9A-Za-z]`.
+    fn matches_published_pattern(secret: &str) -> bool {
+        secret
+            .strip_prefix("sec_")
+            .is_some_and(|rest| rest.len() == 49 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+    }
+
+    #[tokio::test]
+    async fn new_secrets_end_in_their_checksum_and_a_forged_one_is_refused_before_any_read() {
+        let app = TestApp::spawn().await;
+        let acme = app.company("Acme").await;
+        let key = app.key(&acme).await;
+        assert!(matches_published_pattern(&key.secret), "{}", key.secret);
+        assert_eq!(SecretShape::of(&key.secret), SecretShape::Checksummed);
+        app.get(&key, "/external/v1/job-roles")
+            .await
+            .assert_status(200);
+
+        // One character changed: the checksum no longer holds.
+        let mut forged = key.secret.clone().into_bytes();
+        forged[10] = if forged[10] == b'A' { b'B' } else { b'A' };
+        let forged = String::from_utf8(forged).unwrap();
+        let answer = app
+            .get(
+                &Key {
+                    secret: forged.clone(),
+                    ..key.clone()
+                },
+                "/external/v1/job-roles",
+            )
+            .await;
+        answer.assert_error(401, "Invalid API credentials");
+        // Before any database work: even an id no cache knows is not looked up.
+        let made_up = format!("api_{}", uuid::Uuid::new_v4().simple());
+        let budget = CountingBudget::allowing(true);
+        let refused = app
+            .wfs
+            .authenticate_key_with(&made_up, &forged, &budget)
+            .await;
+        assert!(refused.is_err());
+        assert_eq!(budget.counts(), (0, 0), "no read was even considered");
+    }
+
+    #[tokio::test]
+    async fn a_secret_issued_before_checksums_keeps_working_until_rotated() {
+        let app = TestApp::spawn().await;
+        let acme = app.company("Acme").await;
+        let key = app.key(&acme).await;
+        // What ClientSecret::generate made before: `sec_` and 43 URL-safe base64
+        // characters, stored as its SHA-256.
+        let legacy = "sec_Ab-_0123456789abcdefghijklmnopqrstuvwxyzABC";
+        assert_eq!(SecretShape::of(legacy), SecretShape::Legacy);
+        wfs_core::entity::api_key::Entity::update_many()
+            .col_expr(
+                wfs_core::entity::api_key::Column::SecretHash,
+                Expr::value(SecretHash::of(legacy).to_hex()),
+            )
+            .filter(wfs_core::entity::api_key::Column::ClientId.eq(&key.client_id))
+            .exec(app.wfs.store().conn())
+            .await
+            .unwrap();
+        // The cache forgets within its time-to-live (500 ms on SQLite, 50 ms on PG).
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        let old = Key {
+            secret: legacy.into(),
+            ..key.clone()
+        };
+        app.get(&old, "/external/v1/job-roles")
+            .await
+            .assert_status(200);
+
+        let rotated = app
+            .send(
+                Req::new(
+                    Method::POST,
+                    &format!("/external/v1/auth/keys/{}/rotate", key.id),
+                )
+                .bearer(&acme.token),
+            )
+            .await;
+        rotated.assert_status(200);
+        let new_secret = rotated.body["clientSecret"].as_str().unwrap();
+        assert!(matches_published_pattern(new_secret));
+        app.get(&old, "/external/v1/job-roles")
+            .await
+            .assert_error(401, "Invalid API credentials");
+    }
+}

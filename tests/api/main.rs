@@ -23,6 +23,7 @@ mod host_tenants;
 mod api_keys;
 mod api_reference;
 mod architecture;
+mod audit_log;
 mod caches;
 mod client;
 mod conditional;

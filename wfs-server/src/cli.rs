@@ -78,6 +78,15 @@ pub(crate) enum Command {
     CreateKey(CreateKeyArgs),
     /// Apply the pending database migrations and exit (`serve` also applies them at start).
     Migrate(MigrateArgs),
+    /// Revoke the API key of a leaked secret, read from standard input; prints
+    /// {"keyId":...,"companyId":...,"revoked":...,"notifiedAdmins":...}.
+    ///
+    /// The secret is read from standard input only, never from an argument (process
+    /// lists and shell history show arguments). Its key is revoked at once (running
+    /// servers refuse it within a second), the company's admins are emailed which key
+    /// was revoked and why, and the audit log records api_key.revoked by the system.
+    /// A malformed secret, or one no key has, exits 1 and changes nothing.
+    RevokeLeaked(RevokeLeakedArgs),
     /// Fill the database with a demo company (once), print how to sign in, then serve.
     Demo(ServeArgs),
     /// Print the OpenAPI document (YAML, as committed in openapi.yaml; --json for JSON).
@@ -209,6 +218,10 @@ pub(crate) struct ServeArgs {
     /// (seconds, or with a unit: 500ms, 10s).
     #[arg(long, env = "WFS_WRITE_TIMEOUT", default_value = "10s", value_parser = duration)]
     pub(crate) write_timeout: Duration,
+    /// Days an audit log entry is kept; older ones are deleted, in batches, hourly.
+    #[arg(long, env = "WFS_AUDIT_RETENTION_DAYS", default_value_t = 400,
+        value_parser = clap::value_parser!(u32).range(1..=36_500))]
+    pub(crate) audit_retention_days: u32,
     /// Log format on stderr.
     #[arg(long, env = "WFS_LOG_FORMAT", default_value = "text", value_parser = ["text", "json"])]
     pub(crate) log_format: String,
@@ -317,6 +330,12 @@ pub(crate) struct RestoreAdminArgs {
     /// Last name, for a new user.
     #[arg(long, default_value = "User")]
     pub(crate) last_name: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RevokeLeakedArgs {
+    #[command(flatten)]
+    pub(crate) db: DatabaseArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -9,7 +9,7 @@ mod telemetry;
 use base64::Engine as _;
 use cli::{
     Cli, Command, CreateAdminArgs, CreateKeyArgs, DatabaseArgs, MigrateArgs, RestoreAdminArgs,
-    ServeArgs,
+    RevokeLeakedArgs, ServeArgs,
 };
 use rand::RngCore;
 use std::io::{BufRead as _, Write as _};
@@ -72,6 +72,7 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
         Some(Command::RestoreAdmin(args)) => restore_admin(args).await,
         Some(Command::CreateKey(args)) => create_key(args).await,
         Some(Command::Migrate(args)) => migrate(args).await,
+        Some(Command::RevokeLeaked(args)) => revoke_leaked(args).await,
         Some(Command::Demo(args)) => demo(args).await,
         Some(Command::Openapi(args)) => print_openapi(args.json),
     }
@@ -357,6 +358,51 @@ async fn create_key(args: CreateKeyArgs) -> Result<(), BoxError> {
         scopes: key.scopes.names(),
     };
     println!("{}", serde_json::to_string(&printed)?);
+    Ok(())
+}
+
+/// The most of standard input `revoke-leaked` reads: a secret is 53 characters.
+const LEAKED_INPUT_MAX: u64 = 4096;
+
+async fn revoke_leaked(args: RevokeLeakedArgs) -> Result<(), BoxError> {
+    use std::io::Read as _;
+    let mut input = String::new();
+    std::io::stdin()
+        .lock()
+        .take(LEAKED_INPUT_MAX)
+        .read_to_string(&mut input)
+        .map_err(|e| format!("cannot read the secret from standard input: {e}"))?;
+    let secret = input.trim();
+    if secret.is_empty() {
+        return Err("standard input holds no secret: pipe the leaked client secret in".into());
+    }
+    let wfs = open_for_command(&args.db).await?;
+    let leaked = wfs
+        .revoke_leaked_secret(secret)
+        .await
+        .map_err(|err| -> BoxError {
+            match err {
+                wfs_core::Error::Invalid { .. } => "standard input is not a wfs client secret \
+                    (sec_ and 49 letters and digits whose last 6 are a checksum): nothing changed"
+                    .into(),
+                wfs_core::Error::NotFound { .. } => "no API key of this database has this secret \
+                    (rotated already, or another database's): nothing changed"
+                    .into(),
+                other => other.into(),
+            }
+        })?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "keyId": leaked.key_id,
+            "companyId": leaked.company_id,
+            "revoked": leaked.revoked_now,
+            "notifiedAdmins": leaked.notified,
+        })
+    );
+    if !leaked.revoked_now {
+        eprintln!("wfs-server: the key was already revoked: nothing changed");
+    }
     Ok(())
 }
 

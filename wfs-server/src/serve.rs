@@ -225,6 +225,7 @@ impl Background {
             ))
         });
         spawn_idempotency_sweeper(wfs.clone());
+        spawn_audit_sweeper(wfs.clone(), args.audit_retention_days);
         let summary = if args.smtp_url.is_some() {
             Summary::Sent
         } else {
@@ -537,6 +538,25 @@ fn status(code: StatusCode, body: &'static str) -> Response<ResponseBody> {
         http::HeaderValue::from_static("application/json"),
     );
     res
+}
+
+/// Deletes audit log entries older than `days`, hourly (in batches: the core's
+/// [`Wfs::purge_audit_log`]).
+fn spawn_audit_sweeper(wfs: Wfs, days: u32) {
+    let settings = wfs_core::service::audit::AuditSettings {
+        retention: chrono::Duration::days(i64::from(days)),
+    };
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            match wfs.purge_audit_log(settings).await {
+                Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired audit log entries"),
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "audit log purge failed"),
+            }
+        }
+    });
 }
 
 /// Deletes idempotency records past their 24 h retention, hourly.

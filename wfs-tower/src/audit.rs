@@ -66,7 +66,11 @@ impl Trail {
             scope: AuditScope::new(facts, actor),
             company,
             target: target_kind(&route.path).map(|kind| {
-                let id = if kind == "webhook_delivery" { ids.1 } else { ids.0 };
+                let id = if kind == "webhook_delivery" {
+                    ids.1
+                } else {
+                    ids.0
+                };
                 (kind, id.map(str::to_owned))
             }),
             settled: AtomicBool::new(false),
@@ -205,14 +209,23 @@ mod tests {
                 assert!(kind.is_some(), "{} names no resource kind", route.path);
             }
         }
-        assert_eq!(target_kind("/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry"), Some("webhook_delivery"));
+        assert_eq!(
+            target_kind("/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry"),
+            Some("webhook_delivery")
+        );
         assert_eq!(target_kind("/external/v1/shifts/slots"), Some("shift_slot"));
-        assert_eq!(target_kind("/external/v1/staff/{membershipId}"), Some("staff_member"));
+        assert_eq!(
+            target_kind("/external/v1/staff/{membershipId}"),
+            Some("staff_member")
+        );
     }
 
     #[test]
     fn a_created_resource_is_named_by_its_answer() {
-        assert_eq!(created_id(br#"{"id":"abc","title":"x"}"#).as_deref(), Some("abc"));
+        assert_eq!(
+            created_id(br#"{"id":"abc","title":"x"}"#).as_deref(),
+            Some("abc")
+        );
         assert_eq!(created_id(br#"{"ok":[]}"#), None);
         assert_eq!(created_id(b"not json"), None);
     }

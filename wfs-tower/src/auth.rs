@@ -3,7 +3,7 @@
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::rate_limit::{KeyLimiter, LimitReport};
-use crate::unknown_keys::{self, Budget, UnknownKeyReads};
+use crate::unknown_keys::{self, Budget, Described, UnknownKeyReads};
 use chrono::{DateTime, Utc};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
@@ -95,6 +95,7 @@ impl Authenticator {
         access: Access,
         parts: &Parts,
         limited: &mut Option<LimitReport>,
+        request: Described<'_>,
     ) -> Result<Caller, ApiError> {
         match access {
             Access::Public => Ok(Caller::Anonymous),
@@ -111,7 +112,7 @@ impl Authenticator {
             }
             Access::Key(scope) => {
                 let client_ip = self.client_ip(parts);
-                let budget = self.unknown_reads.of(client_ip);
+                let budget = self.unknown_reads.of(client_ip, request);
                 let key = match self.usable_key(scope, parts, client_ip, &budget).await {
                     Ok(key) => key,
                     Err(refused) => {

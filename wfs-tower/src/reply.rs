@@ -165,9 +165,7 @@ impl Reply {
     /// The HTTP response. Its `Content-Type` is JSON unless the reply set its own (or
     /// is a bodiless 304).
     pub(crate) fn into_response(self) -> Response<ResponseBody> {
-        let body = self
-            .stream
-            .unwrap_or_else(|| ResponseBody::new(self.body));
+        let body = self.stream.unwrap_or_else(|| ResponseBody::new(self.body));
         let mut res = Response::new(body);
         *res.status_mut() = self.status;
         let own_type = self.status == StatusCode::NOT_MODIFIED

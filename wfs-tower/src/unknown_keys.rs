@@ -25,6 +25,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use wfs_core::service::api_keys::KeyReadBudget;
+use wfs_core::service::audit::RequestFacts;
 
 /// Reads that found nothing, per address and second.
 pub(crate) const UNKNOWN_PER_SECOND: u32 = 10;
@@ -66,10 +67,12 @@ pub(crate) struct UnknownKeyReads {
 impl UnknownKeyReads {
     /// The budget of a request from `origin` (`None`: the host did not say where it
     /// came from, and nothing is limited).
-    pub(crate) fn of(&self, origin: Option<IpAddr>) -> Budget<'_> {
+    pub(crate) fn of<'a>(&'a self, origin: Option<IpAddr>, request: Described<'a>) -> Budget<'a> {
         Budget {
             reads: self,
             origin: origin.map(Origin::of),
+            client_ip: origin,
+            request,
         }
     }
 
@@ -84,6 +87,18 @@ impl UnknownKeyReads {
 pub(crate) struct Budget<'a> {
     reads: &'a UnknownKeyReads,
     origin: Option<Origin>,
+    client_ip: Option<IpAddr>,
+    /// The request, described only if a refused key's audit entry asks.
+    request: Described<'a>,
+}
+
+/// What the audit log says of a request that presented a dead key.
+#[derive(Clone, Copy)]
+pub(crate) struct Described<'a> {
+    pub(crate) method: &'a http::Method,
+    /// The route template.
+    pub(crate) route: &'a str,
+    pub(crate) request_id: &'a str,
 }
 
 impl Budget<'_> {
@@ -120,6 +135,17 @@ impl KeyReadBudget for Budget<'_> {
         self.standing().is_none_or(|s| s.remaining() > 0)
     }
 
+    fn request(&self) -> Option<RequestFacts> {
+        Some(RequestFacts {
+            method: self.request.method.as_str().to_owned(),
+            route: self.request.route.to_owned(),
+            status: None,
+            request_id: Some(self.request.request_id.to_owned()),
+            idempotency_key: None,
+            ip: self.client_ip,
+        })
+    }
+
     fn found_nothing(&self) {
         let Some(origin) = self.origin else { return };
         let now = Instant::now();
@@ -137,11 +163,17 @@ impl KeyReadBudget for Budget<'_> {
 mod tests {
     use super::*;
 
+    const ANY: Described<'static> = Described {
+        method: &http::Method::GET,
+        route: "/external/v1/job-roles",
+        request_id: "test",
+    };
+
     #[test]
     fn an_address_that_keeps_finding_nothing_runs_out_of_reads_alone() {
         let reads = UnknownKeyReads::default();
-        let flooding = reads.of(Some("203.0.113.7".parse().unwrap()));
-        let other = reads.of(Some("198.51.100.1".parse().unwrap()));
+        let flooding = reads.of(Some("203.0.113.7".parse().unwrap()), ANY);
+        let other = reads.of(Some("198.51.100.1".parse().unwrap()), ANY);
         let mut allowed = 0;
         for _ in 0..100 {
             if flooding.may_read() {
@@ -155,13 +187,13 @@ mod tests {
         );
         assert!(!flooding.may_read());
         assert!(other.may_read(), "another address keeps its budget");
-        assert!(reads.of(None).may_read(), "no address: not limited");
+        assert!(reads.of(None, ANY).may_read(), "no address: not limited");
     }
 
     #[test]
     fn every_refusal_can_say_where_its_address_stands_without_spending() {
         let reads = UnknownKeyReads::default();
-        let at = reads.of(Some("203.0.113.9".parse().unwrap()));
+        let at = reads.of(Some("203.0.113.9".parse().unwrap()), ANY);
         let fields = |at: &Budget<'_>| {
             let mut headers = HeaderMap::new();
             write_headers(at.standing().unwrap(), &mut headers);
@@ -194,7 +226,7 @@ mod tests {
         );
         assert!(!at.may_read());
         assert!(
-            reads.of(None).standing().is_none(),
+            reads.of(None, ANY).standing().is_none(),
             "no address: nothing to say"
         );
     }

@@ -56,7 +56,11 @@ impl SecretShape {
             && bytes
                 .iter()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
-        if legacy { Self::Legacy } else { Self::Malformed }
+        if legacy {
+            Self::Legacy
+        } else {
+            Self::Malformed
+        }
     }
 
     /// Whether a key could have this secret.
@@ -101,7 +105,11 @@ mod tests {
         for _ in 0..200 {
             let secret = generate();
             assert_eq!(secret.len(), SECRET_LEN);
-            assert_eq!(SecretShape::of(&secret), SecretShape::Checksummed, "{secret}");
+            assert_eq!(
+                SecretShape::of(&secret),
+                SecretShape::Checksummed,
+                "{secret}"
+            );
             for at in [4, 20, SECRET_LEN - 7, SECRET_LEN - 1] {
                 let mut forged = secret.clone().into_bytes();
                 forged[at] = if forged[at] == b'a' { b'b' } else { b'a' };
@@ -126,8 +134,19 @@ mod tests {
     fn legacy_secrets_still_pass_and_other_shapes_do_not() {
         let legacy = format!("sec_{}", "aZ09-_".repeat(8).get(..43).unwrap());
         assert_eq!(SecretShape::of(&legacy), SecretShape::Legacy);
-        for malformed in ["", "sec_", "sec_short", "api_x", &format!("sec_{}", "a".repeat(49)), &format!("sec_{}!", "a".repeat(42))] {
-            assert_eq!(SecretShape::of(malformed), SecretShape::Malformed, "{malformed}");
+        for malformed in [
+            "",
+            "sec_",
+            "sec_short",
+            "api_x",
+            &format!("sec_{}", "a".repeat(49)),
+            &format!("sec_{}!", "a".repeat(42)),
+        ] {
+            assert_eq!(
+                SecretShape::of(malformed),
+                SecretShape::Malformed,
+                "{malformed}"
+            );
         }
     }
 }

@@ -5,8 +5,9 @@
 //! remembering a filter.
 
 use crate::entity::{
-    api_key, audit_entry, job_role, location, membership, membership_tombstone, overtime_record, shift,
-    shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint, webhook_event,
+    api_key, audit_entry, job_role, location, membership, membership_tombstone, overtime_record,
+    shift, shift_slot, skill_set, unavailability, webhook_delivery, webhook_endpoint,
+    webhook_event,
 };
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, IdFilter};

@@ -509,8 +509,14 @@ impl Wfs {
         active.updated_at = Set(self.now());
         active.update(conn).await?;
         let actor = Some(Actor::Admin(admin.user_id));
-        self.record_key(conn, admin.company_id, AuditAction::ApiKeyRotated, actor, id)
-            .await?;
+        self.record_key(
+            conn,
+            admin.company_id,
+            AuditAction::ApiKeyRotated,
+            actor,
+            id,
+        )
+        .await?;
         self.store()
             .changes()
             .changed(Topic::Key(client_id.clone()));
@@ -540,8 +546,14 @@ impl Wfs {
         active.updated_at = Set(now);
         let revoked = active.update(conn).await?;
         let actor = Some(Actor::Admin(admin.user_id));
-        self.record_key(conn, admin.company_id, AuditAction::ApiKeyRevoked, actor, id)
-            .await?;
+        self.record_key(
+            conn,
+            admin.company_id,
+            AuditAction::ApiKeyRevoked,
+            actor,
+            id,
+        )
+        .await?;
         self.store()
             .changes()
             .changed(Topic::Key(revoked.client_id.clone()));
@@ -558,6 +570,7 @@ impl Wfs {
         id: ApiKeyId,
     ) -> Result<()> {
         let target = Some(Target::new("api_key", id));
-        self.record_audit(conn, company, action, actor, target).await
+        self.record_audit(conn, company, action, actor, target)
+            .await
     }
 }

@@ -8,8 +8,8 @@ use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
-use crate::service::audit::{Actor, AuditAction};
 use crate::service::accounts::verify_password_off_thread;
+use crate::service::audit::{Actor, AuditAction};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect};
@@ -175,7 +175,9 @@ impl Wfs {
                 if let Some(user) = known {
                     // Every company the login would have opened sees the attempt.
                     let admin_of = self.companies_of(user.id).await?;
-                    let admin_of = admin_of.iter().filter(|c| c.privilege == Privilege::SuperAdmin);
+                    let admin_of = admin_of
+                        .iter()
+                        .filter(|c| c.privilege == Privilege::SuperAdmin);
                     for company in admin_of {
                         self.record_sign_in(company.id, AuditAction::SignInFailed, user.id)
                             .await?;

@@ -118,10 +118,10 @@ async fn admin_emails(
         .column(user::Column::Email)
         .join(JoinType::InnerJoin, membership_user())
         .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
-        .filter(membership::Column::Privilege.is_in([
-            Privilege::SuperAdmin.code(),
-            Privilege::Admin.code(),
-        ]))
+        .filter(
+            membership::Column::Privilege
+                .is_in([Privilege::SuperAdmin.code(), Privilege::Admin.code()]),
+        )
         .into_tuple::<String>()
         .all(conn)
         .await?)

@@ -17,7 +17,8 @@ use wfs_core::service::audit::{AuditEntry, AuditQuery, LIMIT_MAX};
 use wfs_core::service::webhooks::Page;
 use wfs_core::{CompanyId, Wfs};
 
-pub(crate) static ROUTES: [Entry; 1] = [route!(Access::Admin, list_audit_log, __path_list_audit_log)];
+pub(crate) static ROUTES: [Entry; 1] =
+    [route!(Access::Admin, list_audit_log, __path_list_audit_log)];
 
 /// The media type of the export: one JSON entry per line.
 const NDJSON: &str = "application/x-ndjson";
@@ -42,9 +43,8 @@ const NDJSON: &str = "application/x-ndjson";
     ))]
 pub(crate) async fn list_audit_log(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: AuditLogQuery = query(ctx.query)?;
-    let when = |field: &str, raw: Option<Line>| {
-        raw.as_deref().map(|s| instant(field, s)).transpose()
-    };
+    let when =
+        |field: &str, raw: Option<Line>| raw.as_deref().map(|s| instant(field, s)).transpose();
     let limit = q
         .limit
         .as_deref()
@@ -99,9 +99,7 @@ fn accepts_ndjson(headers: &http::HeaderMap) -> bool {
         .flat_map(|v| v.split(','))
         .any(|range| {
             let mut parts = range.split(';').map(str::trim);
-            let named = parts
-                .next()
-                .is_some_and(|t| t.eq_ignore_ascii_case(NDJSON));
+            let named = parts.next().is_some_and(|t| t.eq_ignore_ascii_case(NDJSON));
             let refused = parts.any(|p| {
                 p.strip_prefix("q=")
                     .and_then(|q| q.parse::<f32>().ok())
@@ -129,7 +127,11 @@ impl Export {
         }
         let page = match self.first.take() {
             Some(page) => page,
-            None => match self.wfs.list_audit_log(self.company, self.query.clone()).await {
+            None => match self
+                .wfs
+                .list_audit_log(self.company, self.query.clone())
+                .await
+            {
                 Ok(page) => page,
                 Err(err) => {
                     tracing::error!(error = %err, "the audit log export failed mid-way");

@@ -15,6 +15,7 @@ use crate::reply::Reply;
 use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
 use crate::telemetry;
+use crate::unknown_keys::Described;
 use bytes::Bytes;
 use http::header::X_CONTENT_TYPE_OPTIONS;
 use http::{Method, Request, Response};
@@ -27,9 +28,9 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 use tracing::Instrument;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use write::IdempotentRequest;
 use wfs_core::service::workforce::MAX_WAIT;
 use wfs_core::{ApiKeyId, Wfs};
+use write::IdempotentRequest;
 
 mod write;
 
@@ -141,7 +142,8 @@ where
         let answer = Box::pin(
             async move {
                 let mut seen = Seen::default();
-                let outcome = CatchPanic::new(shared.serve(req, &mut seen, request_id.as_str())).await;
+                let outcome =
+                    CatchPanic::new(shared.serve(req, &mut seen, request_id.as_str())).await;
                 let mut response = match outcome {
                     Ok(response) => response,
                     Err(caught) => shared.panicked(&method, &seen, caught),
@@ -247,9 +249,11 @@ impl Shared {
         // A read that may be held for a change gets its wait on top.
         let held = method == Method::GET && req.uri().query().is_some_and(|q| q.contains("wait="));
         let answer = match self.config.request_timeout {
-            Some(limit) if held => tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen, request_id))
-                .await
-                .unwrap_or_else(|_| Err(ApiError::timed_out(limit + MAX_WAIT))),
+            Some(limit) if held => {
+                tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen, request_id))
+                    .await
+                    .unwrap_or_else(|_| Err(ApiError::timed_out(limit + MAX_WAIT)))
+            }
             Some(limit) => tokio::time::timeout(limit, self.respond(req, seen, request_id))
                 .await
                 .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
@@ -318,7 +322,16 @@ impl Shared {
         // the Idempotency-Key, then the body and everything the handler validates.
         let caller = self
             .auth
-            .authenticate(route.access, &parts, &mut seen.limited)
+            .authenticate(
+                route.access,
+                &parts,
+                &mut seen.limited,
+                Described {
+                    method: &parts.method,
+                    route: &route.path,
+                    request_id,
+                },
+            )
             .await?;
         if let Caller::Key(key) = &caller {
             seen.key_id = Some(key.key_id);
@@ -384,7 +397,9 @@ impl Shared {
             body: &body,
             document: &self.document,
             held: &self.held,
-            client_ip: (route.access == Access::Public).then_some(client_ip).flatten(),
+            client_ip: (route.access == Access::Public)
+                .then_some(client_ip)
+                .flatten(),
             tx: None,
         };
         if !route.writes() {

@@ -103,7 +103,10 @@ impl Shared {
             Ok(held) => held,
             Err(answer) => return answer,
         };
-        if let Err(err) = trail.write_in(&self.wfs, &*tx, refusal.status(), None).await {
+        if let Err(err) = trail
+            .write_in(&self.wfs, &*tx, refusal.status(), None)
+            .await
+        {
             rollback(tx).await;
             return Err(err);
         }
@@ -170,7 +173,6 @@ async fn rollback(tx: wfs_core::WriteTx) {
         tracing::warn!(error = %err, "rollback failed");
     }
 }
-
 
 /// A stored answer, replayed with `Idempotent-Replayed: true`.
 fn replayed(stored: StoredResponse) -> Reply {

@@ -103,7 +103,9 @@ impl Filter {
         };
         let actor = query.actor.as_deref().map(str::trim).map(|actor| {
             // An id is compared as ids are stored: lower-case hyphenated.
-            actor.parse::<Uuid>().map_or_else(|_| actor.to_owned(), |id| id.to_string())
+            actor
+                .parse::<Uuid>()
+                .map_or_else(|_| actor.to_owned(), |id| id.to_string())
         });
         let limit = match query.limit {
             None => LIMIT_DEFAULT,
@@ -255,7 +257,10 @@ impl Wfs {
         let mut rows = find.all(self.store().conn()).await?;
         let next_cursor = (rows.len() as u64 > filter.limit).then(|| {
             rows.truncate(filter.limit as usize);
-            let last = rows.last().map(|r| (r.occurred_at, r.id)).unwrap_or_default();
+            let last = rows
+                .last()
+                .map(|r| (r.occurred_at, r.id))
+                .unwrap_or_default();
             let payload = format!("{scope}{}/{}", last.0.timestamp_micros(), last.1);
             self.tokens().cursors.seal(payload.as_bytes())
         });
@@ -276,7 +281,8 @@ impl Wfs {
         let Some(cursor) = cursor else {
             return Ok(None);
         };
-        let bad = || Error::invalid_field("cursor", "is not a cursor this API issued for this list");
+        let bad =
+            || Error::invalid_field("cursor", "is not a cursor this API issued for this list");
         let payload = self.tokens().cursors.open(cursor.trim()).ok_or_else(bad)?;
         let text = String::from_utf8(payload).map_err(|_| bad())?;
         let (micros, id) = text

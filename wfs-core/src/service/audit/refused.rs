@@ -28,7 +28,10 @@ impl Refusals {
     /// Whether a refusal of `key` is due for an entry now (and if so, takes it).
     pub(super) fn due(&self, key: ApiKeyId, now: Instant) -> bool {
         let mut last = lock(&self.0);
-        if last.get(&key).is_some_and(|at| now.duration_since(*at) < REFUSAL_INTERVAL) {
+        if last
+            .get(&key)
+            .is_some_and(|at| now.duration_since(*at) < REFUSAL_INTERVAL)
+        {
             return false;
         }
         if last.len() >= REMEMBERED {

@@ -14,8 +14,8 @@ use crate::event::{EventData, TestData};
 use crate::event::{EventType, Subscription};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
-use crate::service::audit::{AuditAction, Target};
 use crate::persistence::repo::{find_owned, locked, locked_for_delete, owned_by};
+use crate::service::audit::{AuditAction, Target};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
@@ -208,8 +208,13 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
-        self.record_endpoint(conn, company, AuditAction::WebhookEndpointCreated, created.id)
-            .await?;
+        self.record_endpoint(
+            conn,
+            company,
+            AuditAction::WebhookEndpointCreated,
+            created.id,
+        )
+        .await?;
         self.webhook_endpoints_changed(company);
         Ok(EndpointWithSecret {
             endpoint: created.into(),
@@ -292,8 +297,13 @@ impl Wfs {
         }
         active.updated_at = Set(self.now());
         let updated = active.update(conn).await?;
-        self.record_endpoint(conn, company, AuditAction::WebhookEndpointUpdated, updated.id)
-            .await?;
+        self.record_endpoint(
+            conn,
+            company,
+            AuditAction::WebhookEndpointUpdated,
+            updated.id,
+        )
+        .await?;
         self.webhook_endpoints_changed(company);
         if updated.enabled {
             self.wake_webhooks_after_commit(conn);
