@@ -23,6 +23,7 @@ mod common;
 mod cli;
 mod demo;
 mod faults;
+mod leaked;
 mod logging;
 mod mail;
 mod metrics;
