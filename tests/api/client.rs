@@ -231,6 +231,55 @@ async fn the_admin_signs_in_and_creates_rotates_and_revokes_keys() {
 }
 
 #[tokio::test]
+async fn the_admin_pages_through_the_audit_log_with_its_filters() {
+    let s = ClientScene::new().await;
+    for n in 0..5 {
+        s.role(&format!("Role {n}")).await;
+    }
+    let keys = s.admin.list_api_keys().await.unwrap();
+    let key_id = keys[0].id.clone();
+    let writes: Vec<types::AuditLogEntry> = s
+        .admin
+        .audit_log(wfs_client::AuditLogQuery {
+            actions: vec![types::AuditActionName::ApiWrite],
+            actor: Some(key_id.clone()),
+            limit: Some(2),
+            ..Default::default()
+        })
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(writes.len(), 5, "three pages of 2, 2 and 1");
+    assert!(writes.iter().all(|e| e.actor.id == key_id));
+    assert_eq!(
+        writes[0].request.as_ref().map(|r| r.route.as_str()),
+        Some("/external/v1/job-roles")
+    );
+    let page = s
+        .admin
+        .list_audit_log(&wfs_client::AuditLogQuery {
+            actions: vec![types::AuditActionName::ApiKeyCreated],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.data.len(), 1);
+    assert_eq!(page.data[0].target.as_ref().map(|t| t.id.as_str()), Some(key_id.as_str()));
+    assert_eq!(page.pagination.next_cursor, None);
+    // A bad filter is the API's 400, with its message.
+    assert_api_error(
+        s.admin
+            .list_audit_log(&wfs_client::AuditLogQuery {
+                limit: Some(500),
+                ..Default::default()
+            })
+            .await,
+        400,
+        "limit must be between 1 and 200",
+    );
+}
+
+#[tokio::test]
 async fn job_roles_and_locations_round_trip() {
     let s = ClientScene::new().await;
     let nurse = s.role("Nurse").await;

@@ -13,6 +13,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use crate::error::value;
 use crate::idempotency::fresh;
 use crate::transport::{Options, sensitive};
+use crate::query::{AuditLogQuery, positive};
 use crate::{Error, RetryPolicy, generated, types};
 
 /// A client for `/auth/keys` and its rotate and revoke sub-paths, authenticated by
@@ -150,5 +151,36 @@ impl AdminClient {
     /// `POST /auth/keys/{id}/revoke`: revokes the key for good.
     pub async fn revoke_api_key(&self, id: &str) -> Result<types::RevokedApiKey, Error> {
         value(self.client.revoke_api_key(id, Some(&fresh()?)).await).await
+    }
+
+    /// `GET /auth/audit-log`: one page of the company's audit log, newest first. To
+    /// follow `next_cursor` through every page, use
+    /// [`audit_log`](Self::audit_log).
+    pub async fn list_audit_log(
+        &self,
+        query: &AuditLogQuery,
+    ) -> Result<types::AuditLogPage, Error> {
+        let q = query;
+        let actions = (!q.actions.is_empty()).then(|| {
+            q.actions
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+        value(
+            self.client
+                .list_audit_log(
+                    actions.as_deref(),
+                    q.actor.as_deref(),
+                    q.cursor.as_deref(),
+                    q.from.as_ref(),
+                    positive("limit", q.limit)?,
+                    q.to.as_ref(),
+                    None,
+                )
+                .await,
+        )
+        .await
     }
 }

@@ -15,8 +15,10 @@ use futures_util::stream::try_unfold;
 use reqwest::header::LINK;
 
 use crate::error::from_generated;
-use crate::query::{ScheduleQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery};
-use crate::{Error, WfsClient, types};
+use crate::query::{
+    AuditLogQuery, ScheduleQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery,
+};
+use crate::{AdminClient, Error, WfsClient, types};
 
 /// Where a paging stream is.
 enum Next<P> {
@@ -150,6 +152,28 @@ impl WfsClient {
             };
             async move {
                 let page = self.list_webhook_events(&query).await?;
+                Ok((page.data, page.pagination.next_cursor))
+            }
+        })
+    }
+}
+
+impl AdminClient {
+    /// Every audit log entry matching `query`, newest first, page after page (from
+    /// `query.cursor`, if any), one page in memory at a time.
+    pub fn audit_log(
+        &self,
+        query: AuditLogQuery,
+    ) -> impl Stream<Item = Result<types::AuditLogEntry, Error>> + Send + '_ {
+        let start = query.cursor.clone();
+        let mut first = Some(start);
+        by_cursor("audit log", move |cursor| {
+            let query = AuditLogQuery {
+                cursor: first.take().flatten().or(cursor),
+                ..query.clone()
+            };
+            async move {
+                let page = self.list_audit_log(&query).await?;
                 Ok((page.data, page.pagination.next_cursor))
             }
         })

@@ -118,6 +118,23 @@ pub struct WebhookEventQuery {
     pub cursor: Option<String>,
 }
 
+/// Query of `GET /auth/audit-log` ([`AdminClient::list_audit_log`](crate::AdminClient::list_audit_log)).
+#[derive(Debug, Clone, Default)]
+pub struct AuditLogQuery {
+    /// Only entries at or after this instant.
+    pub from: Option<DateTime<Utc>>,
+    /// Only entries before this instant.
+    pub to: Option<DateTime<Utc>>,
+    /// Only these actions (none: every action).
+    pub actions: Vec<types::AuditActionName>,
+    /// Only entries by this actor: an API key's `id` or an admin's user id.
+    pub actor: Option<String>,
+    /// Page size, 1 to 200; the server's default is 100.
+    pub limit: Option<u64>,
+    /// `pagination.next_cursor` of the previous page, sent with the same filters.
+    pub cursor: Option<String>,
+}
+
 /// A positive count parameter (`page`, `limit`) as the generated client takes it.
 pub(crate) fn positive(name: &str, value: Option<u64>) -> Result<Option<NonZeroU64>, Error> {
     value
