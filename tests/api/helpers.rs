@@ -257,6 +257,20 @@ impl TestApp {
         }
     }
 
+    /// A second server beside this one: its own facade and service (its own caches,
+    /// limits and throttle in memory) over the same database, with `config`.
+    pub fn second_server(&self, config: Config) -> TestApp {
+        let wfs = Wfs::new(self.wfs.store().clone(), SECRET)
+            .unwrap()
+            .with_clock(self.clock.clone());
+        TestApp {
+            svc: WfsService::with_config(wfs.clone(), config),
+            wfs,
+            clock: self.clock.clone(),
+            _dir: self._dir.clone(),
+        }
+    }
+
     /// Serves the app over HTTP on a loopback port and answers its base URL: the
     /// client SDK speaks real HTTP. The server lives as long as the test's runtime.
     pub async fn serve_http(&self) -> String {

@@ -15,6 +15,8 @@ mod helpers;
     reason = "wfs-core's delivery tests use all of the receiver, the event tests here part"
 )]
 mod receiver;
+#[path = "../../wfs-server/tests/server/redis_server.rs"]
+mod redis_server;
 mod rows;
 
 mod host_api;
@@ -40,6 +42,7 @@ mod locations;
 mod observability;
 mod privacy;
 mod rate_limit_fields;
+mod redis_sign_in;
 mod routing;
 mod schedules;
 mod shifts;

@@ -68,7 +68,7 @@ pub use service::events::{Event, EventStream, EventsFrom};
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;
-use service::throttle::SignInThrottle;
+use service::throttle::{SignInLimits, SignInThrottle};
 use std::sync::Arc;
 
 /// The domain facade: a store, a clock and the token keys. Cheap to clone.
@@ -77,7 +77,7 @@ pub struct Wfs {
     store: Store,
     clock: Arc<dyn Clock>,
     tokens: Arc<TokenKeys>,
-    sign_in_throttle: Arc<SignInThrottle>,
+    sign_in_limits: Arc<dyn SignInLimits>,
     webhooks: Arc<service::webhooks::Webhooks>,
     in_flight: Arc<service::idempotency::InFlightKeys>,
     refusals: Arc<service::audit::Refusals>,
@@ -93,7 +93,7 @@ impl Wfs {
             store,
             clock: Arc::new(SystemClock),
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
-            sign_in_throttle: Arc::default(),
+            sign_in_limits: Arc::new(SignInThrottle::default()),
             webhooks: Arc::new(service::webhooks::Webhooks::new(
                 service::webhooks::WebhookSettings::default(),
             )),
@@ -111,6 +111,15 @@ impl Wfs {
     /// Sets how webhooks are delivered (the server's `--webhook-*` flags).
     pub fn with_webhook_settings(mut self, settings: service::webhooks::WebhookSettings) -> Self {
         self.webhooks = Arc::new(service::webhooks::Webhooks::new(settings));
+        self
+    }
+
+    /// Replaces where sign-in attempts are counted (by default in this process only,
+    /// [`SignInThrottle`]), so that servers sharing a store can count them together:
+    /// `wfs-tower` installs its Redis-backed limits this way when `Config::redis_url`
+    /// is set. Clones made before keep the limits they had.
+    pub fn with_sign_in_limits(mut self, limits: Arc<dyn SignInLimits>) -> Self {
+        self.sign_in_limits = limits;
         self
     }
 
@@ -155,8 +164,8 @@ impl Wfs {
         &self.tokens
     }
 
-    pub(crate) fn sign_in_throttle(&self) -> &SignInThrottle {
-        &self.sign_in_throttle
+    pub(crate) fn sign_in_limits(&self) -> &dyn SignInLimits {
+        &*self.sign_in_limits
     }
 
     pub(crate) fn refusals(&self) -> &service::audit::Refusals {

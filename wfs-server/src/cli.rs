@@ -168,14 +168,17 @@ pub(crate) struct ServeArgs {
     /// Requests a key may burst after being idle (default: the rate limit).
     #[arg(long, env = "WFS_RATE_LIMIT_BURST")]
     pub(crate) rate_limit_burst: Option<u32>,
-    /// Redis that keeps the rate limit's counts, so that every server using it
-    /// shares one budget per key: redis://[user:password@]host[:port][/db] or
-    /// unix:///path/to/redis.sock (no rediss://). Without it each server limits
-    /// alone. While Redis fails, requests are served and limited per server.
+    /// Redis that keeps the rate limit's and the sign-in throttle's counts, so that
+    /// every server using it shares one budget per key and one count of sign-in
+    /// attempts per login and per address: redis://[user:password@]host[:port][/db]
+    /// or unix:///path/to/redis.sock (no rediss://). Without it each server counts
+    /// alone. While Redis fails, requests and sign-ins are served and limited per
+    /// server.
     #[arg(long, env = "WFS_REDIS_URL", hide_env_values = true)]
     pub(crate) redis_url: Option<String>,
-    /// How long a request waits for Redis's rate-limit decision before it is decided
-    /// by this server alone (seconds, or with a unit: 100ms, 0.5).
+    /// How long a request waits for Redis's rate-limit or sign-in throttle decision
+    /// before it is decided by this server alone (seconds, or with a unit: 100ms,
+    /// 0.5).
     #[arg(long, env = "WFS_REDIS_TIMEOUT", default_value = "100ms", value_parser = duration)]
     pub(crate) redis_timeout: Duration,
     /// SMTP server for outgoing email (welcome emails): smtp://host:port,

@@ -3,8 +3,9 @@
 //! The crates record through the [`metrics`] facade: `wfs-tower` counts requests and
 //! their durations (`/healthz` and `/livez`, answered by the server itself, are
 //! counted here in the same series) and, with `--redis-url`, the rate-limit decisions
-//! Redis failed (each then decided by the server's own limiter: the limit fails
-//! open); `wfs-core` counts webhook delivery attempts. With no recorder
+//! and the sign-in throttle calls Redis failed (each then decided by the server's own
+//! counts: the shared limits fail open to the per-server ones); `wfs-core` counts
+//! webhook delivery attempts. With no recorder
 //! installed (no `--metrics-bind`) those calls do nothing. [`Metrics::install`]
 //! installs `metrics-exporter-prometheus`'s recorder, without its own HTTP server:
 //! the reference server renders on request from its own listener, so the metrics
@@ -27,6 +28,7 @@
 //! | `wfs_outbox_pending` | gauge | |
 //! | `wfs_webhook_deliveries_total` | counter | `outcome`: `delivered`, `failed`, `gone` |
 //! | `wfs_rate_limit_store_errors_total` | counter | |
+//! | `wfs_sign_in_throttle_store_errors_total` | counter | |
 //! | `wfs_log_lines_dropped_total` | counter | |
 //!
 //! Labels carry route templates and fixed words only, never a raw path or an id.

@@ -96,7 +96,7 @@ impl Listeners {
 
 /// The API's settings from the flags; a Redis URL that cannot work fails the start
 /// (exit 1), naming the flag and never the password. Connects to nothing: a Redis
-/// that does not answer yet only makes the limit per server until it does.
+/// that does not answer yet only makes the limits per server until it does.
 fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
     let rate_limit = NonZeroU32::new(args.rate_limit).map(|per_second| RateLimit {
         per_second,
@@ -138,10 +138,10 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
             burst = limit.burst,
             "rate limit per API key, shared through Redis"
         ),
-        (None, Some(_)) => tracing::warn!(
-            "--redis-url is set but --rate-limit is 0 (unlimited): Redis is not used"
-        ),
-        (None, None) => {}
+        (None, _) => {}
+    }
+    if config.redis_url.is_some() {
+        tracing::info!("sign-in throttle per login and address, shared through Redis");
     }
     Ok(config)
 }

@@ -3,13 +3,14 @@
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::rate_limit::{KeyLimiter, LimitReport};
+use crate::redis_conn::RedisConn;
 use crate::unknown_keys::{self, Budget, Described, UnknownKeyReads};
 use chrono::{DateTime, Utc};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use wfs_core::domain::scope::Scope;
 use wfs_core::{AdminPrincipal, KeyPrincipal};
 use wfs_core::{ApiKeyId, Wfs};
@@ -73,13 +74,15 @@ pub(crate) struct Authenticator {
 }
 
 impl Authenticator {
-    pub(crate) fn new(wfs: Wfs, config: &Config) -> Self {
+    /// The authenticator `config` asks for; the rate limit counts in `redis` when
+    /// there is one.
+    pub(crate) fn new(wfs: Wfs, config: &Config, redis: Option<&Arc<RedisConn>>) -> Self {
         Self {
             wfs,
             trusted_proxies: config.trusted_proxies.clone(),
             limiter: config
                 .rate_limit
-                .map(|limit| KeyLimiter::new(limit, config)),
+                .map(|limit| KeyLimiter::new(limit, redis.cloned())),
             touched: Mutex::new(HashMap::new()),
             unknown_reads: UnknownKeyReads::default(),
         }

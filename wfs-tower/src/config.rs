@@ -27,23 +27,30 @@ pub struct Config {
     /// [`DEFAULT_BODY_TIMEOUT`] (10 s: the largest body, a 4 MiB bulk import, then
     /// needs 3.4 Mbit/s).
     pub body_timeout: Option<Duration>,
-    /// Where [`rate_limit`](Self::rate_limit) keeps its counts. `None` (the default):
-    /// in this process, so each process limits alone. A Redis URL
+    /// Where [`rate_limit`](Self::rate_limit) and the sign-in throttle
+    /// (`wfs_core::service::throttle`) keep their counts. `None` (the default): in
+    /// this process, so each process limits alone. A Redis URL
     /// (`redis://[user:password@]host[:port][/db]`, or `unix:///path/to/redis.sock`):
-    /// in that Redis, so every service sharing it shares one budget per key.
+    /// in that Redis, so every service sharing it shares one budget per key, and
+    /// counts sign-in attempts per login and per address together (the service
+    /// installs the shared throttle on its facade, see [`WfsService::with_config`]).
     ///
     /// Redis is not allowed to fail a request: when it does not answer within
     /// [`redis_timeout`](Self::redis_timeout), or answers an error, the request is
-    /// limited by this process's own limiter (the same policy) instead, the failure is
-    /// logged (at most once a minute, without the password) and counted in
-    /// `wfs_rate_limit_store_errors_total`, and Redis is tried again a second later.
-    /// Building the service does not connect; it cannot fail either, so check the URL
-    /// first with [`Config::validate`] (a URL that does not parse leaves the limit
-    /// in this process, logged as an error).
+    /// limited (or the sign-in throttled) by this process's own counts (the same
+    /// limits) instead, the failure is logged (at most once a minute, without the
+    /// password) and counted in `wfs_rate_limit_store_errors_total` or
+    /// `wfs_sign_in_throttle_store_errors_total`, and Redis is tried again a second
+    /// later. Building the service does not connect; it cannot fail either, so check
+    /// the URL first with [`Config::validate`] (a URL that does not parse leaves the
+    /// counts in this process, logged as an error).
+    ///
+    /// [`WfsService::with_config`]: crate::WfsService::with_config
     pub redis_url: Option<String>,
-    /// How long one rate-limit decision may wait for Redis before the request is
-    /// limited in this process instead. Default: 100 ms (a Redis on the same network
-    /// answers in well under a millisecond; a hung one costs a request no more).
+    /// How long one rate-limit or sign-in throttle decision may wait for Redis before
+    /// it is made in this process instead. Default: 100 ms (a Redis on the same
+    /// network answers in well under a millisecond; a hung one costs a request no
+    /// more).
     pub redis_timeout: Duration,
     /// The path prefix the host mounts the service under (`/partners`), if any. The
     /// served OpenAPI document then names it in `servers`, so the interactive

@@ -20,7 +20,7 @@
 //!
 //! # Where the counts live
 //!
-//! Without [`Config::redis_url`] each process keeps its own counts (governor's keyed
+//! Without [`Config::redis_url`](crate::Config::redis_url) each process keeps its own counts (governor's keyed
 //! limiter), so behind a load balancer every server allows a key the whole limit.
 //! With it, the state of a key (its GCRA "theoretical arrival time") lives in Redis
 //! under `wfs:rl:<key id>` and one Lua script ([`redis_store`]) decides atomically
@@ -29,7 +29,7 @@
 //! same GCRA decision and produce the same [`Standing`], hence the same fields.
 //!
 //! Redis may not fail a request: when it does not answer within
-//! [`Config::redis_timeout`] or answers an error, the request is decided by this
+//! [`Config::redis_timeout`](crate::Config::redis_timeout) or answers an error, the request is decided by this
 //! process's own limiter (the same policy: a key then gets the limit per server, as
 //! without Redis), and Redis is left alone for a second before it is tried again (one
 //! request tries; the others stay local meanwhile), so an outage costs requests no
@@ -39,7 +39,8 @@
 mod local_store;
 mod redis_store;
 
-use crate::config::{Config, RateLimit};
+use crate::config::RateLimit;
+use crate::redis_conn::RedisConn;
 use governor::Quota;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use local_store::LocalStore;
@@ -153,10 +154,10 @@ pub(crate) struct KeyLimiter {
 }
 
 impl KeyLimiter {
-    /// A limiter for `limit`, keeping its counts where `config` says. It connects to
-    /// nothing yet: with Redis, the connection opens in the background (inside a Tokio
-    /// runtime) or at the first request.
-    pub(crate) fn new(limit: RateLimit, config: &Config) -> Self {
+    /// A limiter for `limit`, keeping its counts in `redis` when there is one. It
+    /// connects to nothing yet: with Redis, the connection opens in the background
+    /// (inside a Tokio runtime) or at the first request.
+    pub(crate) fn new(limit: RateLimit, redis: Option<Arc<RedisConn>>) -> Self {
         let quota = Quota::per_second(limit.per_second).allow_burst(limit.burst);
         let burst = limit.burst.get();
         let window = whole_seconds(quota.burst_size_replenished_in()).max(1);
@@ -164,20 +165,9 @@ impl KeyLimiter {
             burst,
             interval: quota.replenish_interval(),
         };
-        let store = match &config.redis_url {
+        let store = match redis {
             None => Store::Process,
-            Some(url) => match RedisStore::new(url, config.redis_timeout, gcra) {
-                Ok(store) => Store::Redis(store),
-                Err(reason) => {
-                    // Config::validate says this before a server starts; an embedder
-                    // that skipped it still gets a working (per-process) limit.
-                    tracing::error!(
-                        error = %reason,
-                        "rate limit: the Redis URL cannot be used; each process limits alone"
-                    );
-                    Store::Process
-                }
-            },
+            Some(conn) => Store::Redis(RedisStore::new(conn, gcra)),
         };
         Self {
             local: LocalStore::new(ScriptParams::new(gcra)),
@@ -190,7 +180,7 @@ impl KeyLimiter {
 
     /// Counts one request of `key`: `Ok` with its standing after it, or `Err` with
     /// its standing and the wait before a request is allowed again. With Redis, this
-    /// waits at most [`Config::redis_timeout`] for it.
+    /// waits at most [`Config::redis_timeout`](crate::Config::redis_timeout) for it.
     pub(crate) async fn check(&self, key: &ApiKeyId) -> Verdict {
         if let Store::Redis(redis) = &self.store
             && let Some(verdict) = redis.check(key).await
@@ -208,7 +198,7 @@ impl KeyLimiter {
 
     /// Gives back one request of `key` that was counted: its answer does not count
     /// against the limit (a `304 Not Modified`). With Redis, in Redis too (where
-    /// the answer waits at most [`Config::redis_timeout`] for it), whichever store
+    /// the answer waits at most [`Config::redis_timeout`](crate::Config::redis_timeout) for it), whichever store
     /// counted it.
     pub(crate) async fn refund(&self, key: &ApiKeyId) {
         self.local.refund(key);
@@ -231,6 +221,7 @@ fn whole_seconds(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use std::num::NonZeroU32;
 
     fn limiter(per_second: u32, burst: u32) -> KeyLimiter {
@@ -238,7 +229,7 @@ mod tests {
             per_second: NonZeroU32::new(per_second).unwrap(),
             burst: NonZeroU32::new(burst).unwrap(),
         };
-        KeyLimiter::new(limit, &Config::default())
+        KeyLimiter::new(limit, None)
     }
 
     fn fields(limiter: &KeyLimiter, standing: Standing) -> (String, String) {
@@ -305,7 +296,7 @@ mod tests {
             per_second: NonZeroU32::new(1).unwrap(),
             burst: NonZeroU32::new(2).unwrap(),
         };
-        let l = KeyLimiter::new(limit, &config);
+        let l = KeyLimiter::new(limit, RedisConn::open(&config));
         assert!(matches!(l.store, Store::Redis(_)));
         let key = ApiKeyId::new();
         // The first request tries Redis and is decided locally; the next ones do not
@@ -343,7 +334,7 @@ mod tests {
             per_second: NonZeroU32::new(1).unwrap(),
             burst: NonZeroU32::new(2).unwrap(),
         };
-        let l = KeyLimiter::new(limit, &config);
+        let l = KeyLimiter::new(limit, RedisConn::open(&config));
         assert!(matches!(l.store, Store::Process));
         assert!(config.validate().is_err());
     }

@@ -16,7 +16,6 @@ use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, Query
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
-use std::time::Instant;
 
 /// Lifetime of a sign-in token.
 pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
@@ -137,7 +136,8 @@ impl Wfs {
     ///
     /// # Errors
     /// [`AuthFailure::InvalidLogin`] (same answer for unknown user and wrong password);
-    /// [`Error::Throttled`] past the limits of [`crate::service::throttle`];
+    /// [`Error::Throttled`] past the limits of [`crate::service::throttle`], wherever
+    /// the facade counts them ([`Wfs::with_sign_in_limits`]);
     /// [`Error::Forbidden`] for a user who is no company's super admin.
     pub async fn sign_in(
         &self,
@@ -146,9 +146,10 @@ impl Wfs {
         client: Option<IpAddr>,
     ) -> Result<SignedIn> {
         let login = login.trim().to_lowercase();
-        let slow_down = self
-            .sign_in_throttle()
-            .admit(&login, client, Instant::now())
+        let limits = self.sign_in_limits();
+        let slow_down = limits
+            .admit(&login, client)
+            .await
             .map_err(|retry_after| Error::Throttled { retry_after })?;
         if !slow_down.is_zero() {
             // A login guessed from many addresses: slowed, never shut.
@@ -170,8 +171,7 @@ impl Wfs {
         let user = match found {
             Some(u) if verified => u,
             known => {
-                self.sign_in_throttle()
-                    .failed(&login, client, Instant::now());
+                limits.failed(&login, client).await;
                 if let Some(user) = known {
                     // Every company the login would have opened sees the attempt.
                     let admin_of = self.companies_of(user.id).await?;
@@ -186,7 +186,7 @@ impl Wfs {
                 return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
             }
         };
-        self.sign_in_throttle().succeeded(&login, client);
+        limits.succeeded(&login, client).await;
 
         let companies = self.companies_of(user.id).await?;
         let Some(active) = companies

@@ -19,6 +19,7 @@
 )]
 
 mod common;
+mod redis_server;
 
 mod cli;
 mod demo;

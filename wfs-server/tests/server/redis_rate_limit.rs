@@ -8,124 +8,16 @@
 //! these are bounds on counts, never on how long anything took.
 
 use crate::common;
+use crate::redis_server::{REDIS_PASSWORD, Redis, free_port};
 
 use common::{Key, Server, create_admin, sqlite_url};
 use openmetrics_parser::PrometheusValue;
 use openmetrics_parser::prometheus::parse_prometheus;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
-/// Redis's password: it must never appear in a log line or a message.
-const REDIS_PASSWORD: &str = "redis-pw-7f3a9c1e";
 const ROLES: &str = "/external/v1/job-roles";
 /// Every server's policy: 1 request a second per key, bursts of 5.
 const BURST: u64 = 5;
 const POLICY: [&str; 4] = ["--rate-limit", "1", "--rate-limit-burst", "5"];
-
-// ---------------------------------------------------------------------------------
-// Redis
-// ---------------------------------------------------------------------------------
-
-/// A throwaway `redis-server` on a loopback port: no persistence, killed by its PID
-/// when dropped (also when a test fails).
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-}
-
-impl Redis {
-    /// Starts on a free port.
-    fn start() -> Self {
-        assert!(
-            std::path::Path::new(REDIS_SERVER).exists(),
-            "{REDIS_SERVER} is missing: install it with `apt-get install -y redis-server`"
-        );
-        for _ in 0..5 {
-            let port = free_port();
-            let mut redis = Redis { child: None, port };
-            if redis.restart() {
-                return redis;
-            }
-        }
-        panic!("redis-server did not start on any of five free ports");
-    }
-
-    /// Starts (again) on this port; false when it exits first (the port was taken).
-    fn restart(&mut self) -> bool {
-        let mut child = Command::new(REDIS_SERVER)
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .args(["--requirepass", REDIS_PASSWORD])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot run {REDIS_SERVER}: {err}"));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                return false;
-            }
-            if self.answers_ping() {
-                self.child = Some(child);
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("redis-server did not answer PING on port {}", self.port);
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-        let ping = format!("AUTH {REDIS_PASSWORD}\r\nPING\r\n",);
-        if stream.write_all(ping.as_bytes()).is_err() {
-            return false;
-        }
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 64];
-        while !String::from_utf8_lossy(&seen).contains("+PONG") {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => seen.extend_from_slice(&buf[..n]),
-            }
-        }
-        true
-    }
-
-    /// Kills it (SIGKILL: no goodbye to its clients) and waits for it to exit.
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://:{REDIS_PASSWORD}@127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// A loopback port nothing listens on (now).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 // ---------------------------------------------------------------------------------
 // The servers

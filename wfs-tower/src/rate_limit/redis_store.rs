@@ -14,17 +14,15 @@
 //! `tat` (or `now` when none, or when it lies in the past) is allowed when
 //! `now >= tat - tau`, and then moves `tat` to `max(tat, now) + T`.
 //!
-//! The connection is redis-rs's `ConnectionManager` (one multiplexed connection,
-//! reconnected in the background), opened lazily; every call is bounded by the
-//! configured timeout. A failed call opens a one-second "circuit": meanwhile requests
-//! are decided locally without waiting on Redis, then one request tries again.
+//! The connection is the service's one [`RedisConn`], shared with the sign-in
+//! throttle; every call is bounded by the configured timeout, and a failed one opens
+//! a one-second "circuit" ([`RedisCalls`]): meanwhile requests are decided locally
+//! without waiting on Redis, then one request tries again.
 
 use super::{Gcra, Verdict};
-use crate::redis_url::{parse_redis_url, redact_url, scrub, secrets};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use crate::redis_conn::{RedisCalls, RedisConn, Wording};
+use std::sync::Arc;
+use std::time::Duration;
 use wfs_core::ApiKeyId;
 
 /// Counter of rate-limit decisions that Redis failed (an error or no answer in time),
@@ -76,18 +74,16 @@ return 1
 /// The prefix of every key the limiter writes.
 const KEY_PREFIX: &str = "wfs:rl:";
 
-/// How long a failed Redis is left alone before one request tries it again.
-const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
-
-/// At most one warning per this while Redis keeps failing.
-const LOG_EVERY: Duration = Duration::from_secs(60);
-
-/// How long one connection attempt may take. Requests never wait this long (they
-/// wait the configured timeout at most); a slow connect goes on in the background.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// How long the start-up check waits for Redis before it warns.
-const START_TIMEOUT: Duration = Duration::from_secs(2);
+/// What the limiter says of Redis, and where it counts Redis's failures.
+const WORDING: Wording = Wording {
+    what: "rate limit",
+    counter: STORE_ERRORS_TOTAL,
+    counter_help: "Rate-limit decisions Redis failed (an error or no answer in time), decided by the process's own limiter instead",
+    shared: "shared through Redis by every server using it",
+    meanwhile: "requests are served, each process limits alone until it answers",
+    meanwhile_at_start: "serving, each process limits alone until it does",
+    recovered: "limits are shared again",
+};
 
 /// The script's answer as a [`Verdict`]: the remaining capacity is governor's
 /// `floor(min(tau + T - (tat - now), tau + T) / T)`, the wait of a refused request
@@ -142,291 +138,71 @@ impl ScriptParams {
 
 /// The Redis store of one limiter.
 pub(crate) struct RedisStore {
-    client: redis::Client,
-    /// The URL without its password, for logs.
-    shown: String,
-    /// The URL's passwords, scrubbed from every error text before it is logged.
-    secrets: Vec<String>,
-    timeout: Duration,
-    /// Opened at first use (it needs a Tokio runtime); replaced after an error that
-    /// its own reconnection does not handle (e.g. a refused password).
-    manager: Mutex<Option<ConnectionManager>>,
+    calls: RedisCalls,
     script: redis::Script,
     refund: redis::Script,
     gcra: Gcra,
     params: ScriptParams,
-    circuit: Circuit,
-    log: FailureLog,
 }
 
 impl RedisStore {
-    /// A store on `url`, deciding for `gcra`; inside a Tokio runtime it also connects
+    /// A store on `conn`, deciding for `gcra`; inside a Tokio runtime it also connects
     /// and loads the script in the background, warning when Redis does not answer.
-    pub(super) fn new(url: &str, timeout: Duration, gcra: Gcra) -> Result<Arc<Self>, String> {
-        let client = parse_redis_url(url)?;
-        metrics::describe_counter!(
-            STORE_ERRORS_TOTAL,
-            metrics::Unit::Count,
-            "Rate-limit decisions Redis failed (an error or no answer in time), decided by the process's own limiter instead"
-        );
-        metrics::counter!(STORE_ERRORS_TOTAL).increment(0);
+    pub(super) fn new(conn: Arc<RedisConn>, gcra: Gcra) -> Arc<Self> {
         let store = Arc::new(Self {
-            client,
-            shown: redact_url(url),
-            secrets: secrets(url),
-            timeout,
-            manager: Mutex::new(None),
+            calls: RedisCalls::new(conn, WORDING),
             script: redis::Script::new(GCRA_SCRIPT),
             refund: redis::Script::new(REFUND_SCRIPT),
             gcra,
             params: ScriptParams::new(gcra),
-            circuit: Circuit::new(),
-            log: FailureLog::default(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(store.clone().check_at_start());
+            let store = store.clone();
+            runtime.spawn(async move { store.calls.check_at_start(&[&store.script]).await });
         }
-        Ok(store)
-    }
-
-    /// Connects and loads the script, saying whether the limit is shared.
-    async fn check_at_start(self: Arc<Self>) {
-        let loaded = async {
-            let mut con = self.manager()?;
-            self.script.prepare_invoke().load_async(&mut con).await
-        };
-        match tokio::time::timeout(START_TIMEOUT, loaded).await {
-            Ok(Ok(_)) => tracing::info!(
-                redis = %self.shown,
-                "rate limit: shared through Redis by every server using it"
-            ),
-            Ok(Err(err)) => self.failed(&err, true),
-            Err(_) => self.timed_out(START_TIMEOUT, true),
-        }
+        store
     }
 
     /// The decision of Redis for one request of `key`, or `None` when Redis is not
     /// asked (it failed less than a second ago) or fails now: the caller then decides
     /// locally.
     pub(super) async fn check(&self, key: &ApiKeyId) -> Option<Verdict> {
-        if !self.circuit.may_try() {
-            return None;
-        }
-        match tokio::time::timeout(self.timeout, self.invoke(key)).await {
-            Ok(Ok((allowed, ahead_us))) => {
-                if self.circuit.succeeded() {
-                    self.log.recovered(&self.shown);
-                }
-                Some(answer_to_verdict(
-                    self.gcra,
-                    self.params,
-                    allowed != 0,
-                    u64::try_from(ahead_us).unwrap_or(0),
-                ))
-            }
-            Ok(Err(err)) => {
-                self.failed(&err, false);
-                None
-            }
-            Err(_) => {
-                self.timed_out(self.timeout, false);
-                None
-            }
-        }
+        let (allowed, ahead_us) = self
+            .calls
+            .run(|mut con| async move {
+                self.script
+                    .key(format!("{KEY_PREFIX}{key}"))
+                    .arg(self.params.interval_us)
+                    .arg(self.params.tolerance_us)
+                    .invoke_async::<(i64, i64)>(&mut con)
+                    .await
+            })
+            .await?;
+        Some(answer_to_verdict(
+            self.gcra,
+            self.params,
+            allowed != 0,
+            u64::try_from(ahead_us).unwrap_or(0),
+        ))
     }
 
     /// Gives one request of `key` back, within the timeout, so the key's next request
     /// already sees it; a failure only costs the key that request (it is logged at
     /// debug level, and Redis is not left alone for it: the next decision tells).
     pub(super) async fn refund(&self, key: &ApiKeyId) {
-        if !self.circuit.may_try() {
-            return;
-        }
-        let refunded = async {
-            let mut con = self.manager()?;
-            self.refund
-                .key(format!("{KEY_PREFIX}{key}"))
-                .arg(self.params.interval_us)
-                .invoke_async::<i64>(&mut con)
-                .await
-        };
-        match tokio::time::timeout(self.timeout, refunded).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(err)) => tracing::debug!(
-                error = %scrub(&err.to_string(), &self.secrets),
-                "rate limit: could not give a request back in Redis"
-            ),
-            Err(_) => tracing::debug!("rate limit: Redis did not answer a refund in time"),
-        }
-    }
-
-    async fn invoke(&self, key: &ApiKeyId) -> redis::RedisResult<(i64, i64)> {
-        let mut con = self.manager()?;
-        self.script
-            .key(format!("{KEY_PREFIX}{key}"))
-            .arg(self.params.interval_us)
-            .arg(self.params.tolerance_us)
-            .invoke_async(&mut con)
-            .await
-    }
-
-    /// The connection manager, opened on first use.
-    fn manager(&self) -> redis::RedisResult<ConnectionManager> {
-        let mut slot = self
-            .manager
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(manager) = &*slot {
-            return Ok(manager.clone());
-        }
-        // One attempt per connection: a refused connection fails the request that
-        // waits on it at once, instead of after a back-off; the next try (a second
-        // later, see `Circuit`) starts the next attempt.
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(CONNECT_TIMEOUT.max(self.timeout)))
-            .set_response_timeout(Some(self.timeout))
-            .set_number_of_retries(0);
-        let manager = ConnectionManager::new_lazy_with_config(self.client.clone(), config)?;
-        *slot = Some(manager.clone());
-        Ok(manager)
-    }
-
-    fn failed(&self, err: &redis::RedisError, at_start: bool) {
-        // The manager reconnects by itself after I/O errors; anything else (a refused
-        // password, a protocol error) would stay its answer, so start afresh.
-        if !err.is_io_error() && !err.is_timeout() {
-            *self
-                .manager
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-        }
-        self.fail(&scrub(&err.to_string(), &self.secrets), at_start);
-    }
-
-    fn timed_out(&self, after: Duration, at_start: bool) {
-        self.fail(&format!("no answer within {after:?}"), at_start);
-    }
-
-    fn fail(&self, error: &str, at_start: bool) {
-        metrics::counter!(STORE_ERRORS_TOTAL).increment(1);
-        self.circuit.failed();
-        self.log.failed(&self.shown, error, at_start);
-    }
-}
-
-/// When Redis may be asked again: after a failure, one request a second.
-#[derive(Debug)]
-struct Circuit {
-    epoch: Instant,
-    /// Milliseconds since `epoch` before which Redis is not asked; 0: ask.
-    retry_at: AtomicU64,
-}
-
-impl Circuit {
-    fn new() -> Self {
-        Self {
-            epoch: Instant::now(),
-            retry_at: AtomicU64::new(0),
-        }
-    }
-
-    /// Now, in milliseconds since `epoch`, never 0.
-    fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1)
-    }
-
-    fn later(&self) -> u64 {
-        self.now()
-            .saturating_add(u64::try_from(RETRY_AFTER_FAILURE.as_millis()).unwrap_or(1000))
-    }
-
-    /// Whether this request may ask Redis: always while it answers; after a failure,
-    /// only the first request once the pause is over (the others stay local while
-    /// that one tries).
-    fn may_try(&self) -> bool {
-        let at = self.retry_at.load(Ordering::Acquire);
-        if at == 0 {
-            return true;
-        }
-        self.now() >= at
-            && self
-                .retry_at
-                .compare_exchange(at, self.later(), Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-    }
-
-    fn failed(&self) {
-        self.retry_at.store(self.later(), Ordering::Release);
-    }
-
-    /// Closes the circuit; true when it was open (Redis answers again).
-    fn succeeded(&self) -> bool {
-        self.retry_at.load(Ordering::Acquire) != 0 && self.retry_at.swap(0, Ordering::AcqRel) != 0
-    }
-}
-
-/// Logs Redis failures at most once per [`LOG_EVERY`], with how many were not logged,
-/// and the recovery after a logged failure.
-#[derive(Debug, Default)]
-struct FailureLog {
-    state: Mutex<LogState>,
-}
-
-#[derive(Debug, Default)]
-struct LogState {
-    last: Option<Instant>,
-    unlogged: u64,
-    /// A failure was logged and no recovery since.
-    outage: bool,
-}
-
-impl FailureLog {
-    fn failed(&self, shown: &str, error: &str, at_start: bool) {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if state.last.is_some_and(|last| last.elapsed() < LOG_EVERY) {
-            state.unlogged += 1;
-            return;
-        }
-        let unlogged = std::mem::take(&mut state.unlogged);
-        state.last = Some(Instant::now());
-        state.outage = true;
-        drop(state);
-        if at_start {
-            tracing::warn!(
-                redis = %shown,
-                error = %error,
-                "rate limit: Redis does not answer at start; serving, each process limits alone until it does"
-            );
-        } else {
-            tracing::warn!(
-                redis = %shown,
-                error = %error,
-                failures_not_logged = unlogged,
-                "rate limit: Redis failed; requests are served, each process limits alone until it answers"
-            );
-        }
-    }
-
-    fn recovered(&self, shown: &str) {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if std::mem::take(&mut state.outage) {
-            let unlogged = std::mem::take(&mut state.unlogged);
-            state.last = None;
-            drop(state);
-            tracing::info!(
-                redis = %shown,
-                failures_not_logged = unlogged,
-                "rate limit: Redis answers again; limits are shared again"
-            );
-        }
+        self.calls
+            .run_quietly(
+                |mut con| async move {
+                    self.refund
+                        .key(format!("{KEY_PREFIX}{key}"))
+                        .arg(self.params.interval_us)
+                        .invoke_async::<i64>(&mut con)
+                        .await
+                        .map(drop)
+                },
+                "give a request back",
+            )
+            .await;
     }
 }
 
@@ -528,20 +304,5 @@ mod tests {
                 prop_assert_eq!(answer_to_verdict(g, p, allowed, ahead), expected);
             }
         }
-    }
-
-    #[test]
-    fn after_a_failure_one_request_tries_again_a_second_later() {
-        let circuit = Circuit::new();
-        assert!(circuit.may_try());
-        circuit.failed();
-        assert!(!circuit.may_try(), "paused");
-        // The pause is over: the first caller tries, the next stays local.
-        circuit.retry_at.store(1, Ordering::Release);
-        assert!(circuit.may_try());
-        assert!(!circuit.may_try());
-        assert!(circuit.succeeded());
-        assert!(!circuit.succeeded(), "already closed");
-        assert!(circuit.may_try());
     }
 }

@@ -11,9 +11,11 @@ use crate::handlers::Route;
 use crate::held::Held;
 use crate::panic::{CatchPanic, Caught};
 use crate::rate_limit::LimitReport;
+use crate::redis_conn::RedisConn;
 use crate::reply::Reply;
 use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
+use crate::sign_in_throttle::SharedSignInThrottle;
 use crate::telemetry;
 use crate::unknown_keys::Described;
 use bytes::Bytes;
@@ -77,11 +79,21 @@ impl WfsService {
     }
 
     /// The service with explicit transport settings.
+    ///
+    /// With [`Config::redis_url`], the service's facade ([`WfsService::wfs`]) counts
+    /// sign-in attempts in that Redis, in place of whatever
+    /// [`SignInLimits`](wfs_core::service::throttle::SignInLimits) `wfs` had (the
+    /// `wfs` passed in keeps its own).
     pub fn with_config(wfs: Wfs, config: Config) -> Self {
         telemetry::describe();
+        let redis = RedisConn::open(&config);
+        let wfs = match &redis {
+            Some(conn) => wfs.with_sign_in_limits(SharedSignInThrottle::new(conn.clone())),
+            None => wfs,
+        };
         Self {
             shared: Arc::new(Shared {
-                auth: Authenticator::new(wfs.clone(), &config),
+                auth: Authenticator::new(wfs.clone(), &config, redis.as_ref()),
                 document: crate::openapi::served_document(config.mount_prefix()),
                 held: Held::new(config.max_held_per_key, config.max_held, config.max_hold),
                 wfs,
