@@ -264,7 +264,10 @@ async fn the_admin_pages_through_the_audit_log_with_its_filters() {
         .await
         .unwrap();
     assert_eq!(page.data.len(), 1);
-    assert_eq!(page.data[0].target.as_ref().map(|t| t.id.as_str()), Some(key_id.as_str()));
+    assert_eq!(
+        page.data[0].target.as_ref().map(|t| t.id.as_str()),
+        Some(key_id.as_str())
+    );
     assert_eq!(page.pagination.next_cursor, None);
     // A bad filter is the API's 400, with its message.
     assert_api_error(

@@ -12,8 +12,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 
 use crate::error::value;
 use crate::idempotency::fresh;
-use crate::transport::{Options, sensitive};
 use crate::query::{AuditLogQuery, positive};
+use crate::transport::{Options, sensitive};
 use crate::{Error, RetryPolicy, generated, types};
 
 /// A client for `/auth/keys` and its rotate and revoke sub-paths, authenticated by

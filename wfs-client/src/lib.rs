@@ -97,8 +97,8 @@ pub use error::Error;
 pub use feed::{DEFAULT_FOLLOW_WAIT, WorkforceFeed, WorkforceFollow};
 pub use patch::Patch;
 pub use query::{
-    AuditLogQuery,
-    ScheduleQuery, StaffQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery,
+    AuditLogQuery, ScheduleQuery, StaffQuery, WebhookDeliveryQuery, WebhookEventQuery,
+    WorkforceQuery,
 };
 pub use retry::RetryPolicy;
 pub use transport::Transport;
