@@ -104,6 +104,12 @@ impl Trail {
         self.settled.store(true, Ordering::Relaxed);
     }
 
+    /// The entries were written with the stored answer
+    /// ([`Wfs::complete_idempotency_key_audited`]).
+    pub(crate) fn written(&self) {
+        self.settled.store(true, Ordering::Relaxed);
+    }
+
     /// After the answer: a refusal that changed nothing (and whatever a sign-in
     /// recorded) in a transaction of its own. A failure to write is logged; the
     /// answer stands.
@@ -140,7 +146,7 @@ impl Trail {
     }
 
     /// The `api.write` entry of an answer with `status`, for an authenticated caller.
-    fn api_write(
+    pub(crate) fn api_write(
         &self,
         status: StatusCode,
         body: Option<&[u8]>,

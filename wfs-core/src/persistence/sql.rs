@@ -288,6 +288,37 @@ pub(crate) async fn approved_overtime(
     Ok(sums)
 }
 
+/// Runs `statements` (none returning rows) and answers the rows they changed in all.
+///
+/// On SQLite as one call: the statements joined, which sqlx steps through in order,
+/// binding each one's arguments after the previous one's. Each call is a hand-off to
+/// the connection's thread, most of what a short statement costs there, and every
+/// statement of a write is made while holding the database's one write lock, so a
+/// statement saved is throughput won (the audit log's entry rides with the
+/// Idempotency-Key's completion this way). On PostgreSQL, where a string of several
+/// statements cannot carry bind parameters, one after the other.
+pub(crate) async fn execute_together(
+    conn: &impl WfsConn,
+    statements: Vec<Statement>,
+) -> Result<u64> {
+    if conn.get_database_backend() != DatabaseBackend::Sqlite {
+        let mut changed = 0;
+        for statement in statements {
+            changed += conn.execute_raw(statement).await?.rows_affected();
+        }
+        return Ok(changed);
+    }
+    let mut sql = String::new();
+    let mut values = Vec::new();
+    for statement in statements {
+        sql.push_str(&statement.sql);
+        sql.push_str(";\n");
+        values.extend(statement.values.map(|v| v.0).unwrap_or_default());
+    }
+    let joined = Statement::from_sql_and_values(DatabaseBackend::Sqlite, sql, values);
+    Ok(conn.execute_raw(joined).await?.rows_affected())
+}
+
 /// The first claim of (`scope`, `key`) inside a write transaction: `None` when
 /// another transaction runs a request with that key now, else whether this call
 /// inserted the in-progress record (as [`insert_idempotency_claim`]).

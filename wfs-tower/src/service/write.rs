@@ -62,12 +62,9 @@ impl Shared {
         };
         match run_in(&tx, route, ctx, trail).await {
             Ok(reply) => {
-                let logged = trail.write_in(&self.wfs, &*tx, reply.status, Some(&reply.body));
-                if let Err(err) = logged.await {
-                    rollback(tx).await;
-                    return Err(err);
-                }
-                self.complete(tx, &lock, &reply.to_stored()).await?;
+                let stored = reply.to_stored();
+                self.complete(tx, &lock, &stored, trail, Some(&reply.body))
+                    .await?;
                 Ok(reply)
             }
             Err(err) if err.is_replayable() => {
@@ -103,29 +100,33 @@ impl Shared {
             Ok(held) => held,
             Err(answer) => return answer,
         };
-        if let Err(err) = trail
-            .write_in(&self.wfs, &*tx, refusal.status(), None)
-            .await
-        {
-            rollback(tx).await;
-            return Err(err);
-        }
-        self.complete(tx, &lock, &StoredResponse::from(&refusal))
+        self.complete(tx, &lock, &StoredResponse::from(&refusal), trail, None)
             .await?;
         Err(refusal)
     }
 
-    /// Stores `stored` with the key's record in `tx` and commits `tx`.
+    /// Stores `stored` with the key's record, and the request's audit entries, in
+    /// `tx` and commits `tx`; `body` is the answer's (for a created resource's id).
     async fn complete(
         &self,
         tx: wfs_core::WriteTx,
         lock: &IdempotencyLock,
         stored: &StoredResponse,
+        trail: &Trail,
+        body: Option<&[u8]>,
     ) -> Result<(), ApiError> {
-        if let Err(err) = self.wfs.complete_idempotency_key(&*tx, lock, stored).await {
+        let status = http::StatusCode::from_u16(stored.status)
+            .map_err(|_| ApiError::internal("a stored answer with no HTTP status"))?;
+        let extra = trail.api_write(status, body);
+        let completed = self
+            .wfs
+            .complete_idempotency_key_audited(&*tx, lock, stored, trail.scope(), extra)
+            .await;
+        if let Err(err) = completed {
             rollback(tx).await;
             return Err(err.into());
         }
+        trail.written();
         tx.commit().await?;
         Ok(())
     }

@@ -129,6 +129,24 @@ impl Wfs {
         status: u16,
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
+        let rows = self.audit_rows(scope, status, extra);
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let conn = &self.store().enter(conn);
+        audit_entry::Entity::insert_many(rows).exec(conn).await?;
+        Ok(())
+    }
+
+    /// The rows of what `scope` kept, and of `extra`, by the scope's actor where an
+    /// entry names none, with the scope's request facts and `status`. Takes what the
+    /// scope kept.
+    pub(crate) fn audit_rows(
+        &self,
+        scope: &AuditScope,
+        status: u16,
+        extra: Option<(CompanyId, AuditAction, Option<Target>)>,
+    ) -> Vec<audit_entry::ActiveModel> {
         let mut entries = scope.take();
         if let Some((company, action, target)) = extra {
             entries.push(Recorded {
@@ -139,18 +157,18 @@ impl Wfs {
                 alone: false,
             });
         }
-        if entries.is_empty() {
-            return Ok(());
-        }
         let facts = scope.facts().map(|f| f.with_status(status));
-        let conn = &self.store().enter(conn);
         let actor = scope.actor();
-        for e in &mut entries {
-            if e.actor.is_none() {
-                e.actor.clone_from(&actor);
-            }
-        }
-        self.insert_audit(conn, &entries, facts.as_ref()).await
+        let now = self.now();
+        entries
+            .iter_mut()
+            .map(|e| {
+                if e.actor.is_none() {
+                    e.actor.clone_from(&actor);
+                }
+                log::row(e, facts.as_ref(), now)
+            })
+            .collect()
     }
 
     async fn insert_audit(
