@@ -57,7 +57,10 @@ pub(crate) async fn list_audit_log(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let mut request = AuditQuery {
         from: when("from", q.from)?,
         to: when("to", q.to)?,
-        action: q.action.map(Into::into),
+        action: q
+            .action
+            .map(Into::into)
+            .filter(|a: &String| !a.trim().is_empty()),
         actor: q.actor.map(Into::into).filter(|a: &String| !a.is_empty()),
         limit,
         cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
