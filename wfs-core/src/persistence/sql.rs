@@ -297,11 +297,15 @@ pub(crate) async fn approved_overtime(
 /// statement saved is throughput won (the audit log's entry rides with the
 /// Idempotency-Key's completion this way). On PostgreSQL, where a string of several
 /// statements cannot carry bind parameters, one after the other.
+///
+/// `build` makes the statements for the connection's backend.
 pub(crate) async fn execute_together(
     conn: &impl WfsConn,
-    statements: Vec<Statement>,
+    build: impl FnOnce(DatabaseBackend) -> Vec<Statement>,
 ) -> Result<u64> {
-    if conn.get_database_backend() != DatabaseBackend::Sqlite {
+    let backend = conn.get_database_backend();
+    let statements = build(backend);
+    if backend != DatabaseBackend::Sqlite {
         let mut changed = 0;
         for statement in statements {
             changed += conn.execute_raw(statement).await?.rows_affected();

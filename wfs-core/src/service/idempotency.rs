@@ -348,13 +348,16 @@ impl Wfs {
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
         let conn = &self.store().enter(conn);
-        let backend = conn.get_database_backend();
-        let mut statements = vec![completion(lock, response)?.build(backend)];
+        let completion = completion(lock, response)?;
         let entries = self.audit_rows(audit, response.status, extra);
         let written = entries.len() as u64;
-        if written > 0 {
-            statements.push(audit_entry::Entity::insert_many(entries).build(backend));
-        }
+        let statements = |backend| {
+            let mut statements = vec![completion.build(backend)];
+            if written > 0 {
+                statements.push(audit_entry::Entity::insert_many(entries).build(backend));
+            }
+            statements
+        };
         if sql::execute_together(conn, statements).await? == 1 + written {
             Ok(())
         } else {
