@@ -91,7 +91,7 @@ impl Trail {
         conn: &impl wfs_core::ConnectionTrait,
         status: StatusCode,
         body: Option<&[u8]>,
-    ) -> Result<(), ApiError> {
+    ) -> wfs_core::Result<()> {
         let extra = self.api_write(status, body);
         wfs.write_audit(conn, &self.scope, status.as_u16(), extra)
             .await?;
@@ -135,9 +135,7 @@ impl Trail {
         }
         let written = async {
             let tx = wfs.begin().await?;
-            let extra = self.api_write(status, body.as_deref());
-            wfs.write_audit(&*tx, &self.scope, status.as_u16(), extra)
-                .await?;
+            self.write_in(wfs, &*tx, status, body.as_deref()).await?;
             tx.commit().await
         };
         if let Err(err) = written.await {

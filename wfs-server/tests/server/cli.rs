@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use common::{BIN, Server, sqlite_url};
+use common::{BIN, Server, run, sqlite_url};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -195,24 +195,6 @@ fn stdout_of(out: &std::process::Output) -> String {
 
 fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Runs the binary with `args`, standard input `stdin`, and no colour preference.
-fn run(args: &[&str], stdin: &str) -> std::process::Output {
-    use std::io::Write as _;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_remove("WFS_DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    // The command may exit before reading (a usage error): a closed pipe is fine.
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
-    child.wait_with_output().unwrap()
 }
 
 fn company_of(created: &std::process::Output) -> String {

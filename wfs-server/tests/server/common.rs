@@ -90,6 +90,25 @@ pub fn run_create_admin(url: &str, email: &str, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs the binary with `args` and standard input `stdin`, without the
+/// `WFS_DATABASE_URL` of this process: its output, whether it succeeded or not.
+pub fn run(args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env_remove("WFS_DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // The command may exit before reading (a usage error): a closed pipe is fine.
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
 /// Creates the admin ([`EMAIL`], [`PASSWORD`]) that [`sign_in`] signs in as.
 pub fn create_admin(url: &str) {
     let out = run_create_admin(url, EMAIL, &[]);

@@ -5,25 +5,13 @@
 
 use crate::common::*;
 use serde_json::Value;
-use std::io::Write as _;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 use wfs_core::sea_orm::{ColumnTrait, Database, EntityTrait, PaginatorTrait, QueryFilter};
 
 /// `revoke-leaked` on `url` with `stdin` piped in.
 fn revoke_leaked(url: &str, stdin: &str) -> Output {
-    let mut child = Command::new(BIN)
-        .args(["revoke-leaked", "--database-url", url])
-        .env_remove("WFS_DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
-    child.wait_with_output().unwrap()
+    run(&["revoke-leaked", "--database-url", url], stdin)
 }
 
 async fn status_with(http: &reqwest::Client, server: &Server, key: &Key) -> u16 {

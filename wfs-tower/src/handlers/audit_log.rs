@@ -45,15 +45,7 @@ pub(crate) async fn list_audit_log(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let q: AuditLogQuery = query(ctx.query)?;
     let when =
         |field: &str, raw: Option<Line>| raw.as_deref().map(|s| instant(field, s)).transpose();
-    let limit = q
-        .limit
-        .as_deref()
-        .map(|l| {
-            l.trim()
-                .parse::<i64>()
-                .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
-        })
-        .transpose()?;
+    let limit = super::page_limit(q.limit.as_ref())?;
     let mut request = AuditQuery {
         from: when("from", q.from)?,
         to: when("to", q.to)?,
@@ -70,17 +62,10 @@ pub(crate) async fn list_audit_log(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         let page = ctx.wfs.list_audit_log(company, request).await?;
         return Reply::json(StatusCode::OK, &AuditLogPage::from(page));
     }
-    // `limit` is checked as for a page, then the export reads the largest pages.
-    if limit.is_some_and(|l| !(1..=LIMIT_MAX as i64).contains(&l)) {
-        return Err(wfs_core::Error::invalid_field(
-            "limit",
-            format!("must be between 1 and {LIMIT_MAX}"),
-        )
-        .into());
-    }
-    request.limit = Some(LIMIT_MAX as i64);
-    // The first page before the answer starts: a bad filter is still a 400.
+    // The first page (of `limit`) before the answer starts: a bad filter or limit is
+    // still a 400. The export goes on with the largest pages.
     let first = ctx.wfs.list_audit_log(company, request.clone()).await?;
+    request.limit = Some(LIMIT_MAX as i64);
     let export = Export {
         wfs: ctx.wfs.clone(),
         company,

@@ -118,6 +118,16 @@ impl Ctx<'_> {
     }
 }
 
+/// A cursor-paged list's `limit` as a number (its range is the core's to check).
+fn page_limit(raw: Option<&crate::dto::limits::Line>) -> Result<Option<i64>, ApiError> {
+    raw.map(|l| {
+        l.trim()
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
+    })
+    .transpose()
+}
+
 /// The whole route table, resolved once per process: in the order of the OpenAPI
 /// document's paths (which it builds).
 pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {

@@ -3,7 +3,6 @@
 use super::Ctx;
 use super::Entry;
 use crate::auth::Access;
-use crate::dto::limits::Line;
 use crate::dto::webhooks::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{instant, json, path_id, query};
@@ -60,15 +59,6 @@ pub(crate) static ROUTES: [Entry; 11] = [
 
 fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
     path_id(ctx.id(), ENDPOINT)
-}
-
-fn limit(raw: Option<&Line>) -> Result<Option<i64>, ApiError> {
-    raw.map(|l| {
-        l.trim()
-            .parse::<i64>()
-            .map_err(|_| ApiError::bad_request("limit must be an integer between 1 and 200"))
-    })
-    .transpose()
 }
 
 /// Create a webhook endpoint
@@ -260,7 +250,7 @@ pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiE
     let q: DeliveriesQuery = query(ctx.query)?;
     let request = DeliveryQuery {
         status: q.status.map(Into::into),
-        limit: limit(q.limit.as_ref())?,
+        limit: super::page_limit(q.limit.as_ref())?,
         cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
     };
     let id = endpoint_id(ctx)?;
@@ -312,7 +302,7 @@ pub(crate) async fn list_webhook_events(ctx: &Ctx<'_>) -> Result<Reply, ApiError
             .as_deref()
             .map(|s| instant("since", s))
             .transpose()?,
-        limit: limit(q.limit.as_ref())?,
+        limit: super::page_limit(q.limit.as_ref())?,
         cursor: q.cursor.map(String::from).filter(|c| !c.is_empty()),
     };
     let page = ctx

@@ -38,7 +38,7 @@ impl Shared {
                     let logged = trail.write_in(&self.wfs, &*tx, reply.status, Some(&reply.body));
                     if let Err(err) = logged.await {
                         rollback(tx).await;
-                        return Err(err);
+                        return Err(err.into());
                     }
                     tx.commit().await?;
                     Ok(reply)

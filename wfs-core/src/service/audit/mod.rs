@@ -109,11 +109,20 @@ impl Wfs {
             target,
             alone: true,
         };
-        let Some(entry) = AuditScope::defer(entry) else {
-            return Ok(());
-        };
+        match AuditScope::defer(entry) {
+            None => Ok(()),
+            Some(entry) => self.insert_audit_alone(entry, None).await,
+        }
+    }
+
+    /// Writes one entry with `facts` in a transaction of its own.
+    pub(crate) async fn insert_audit_alone(
+        &self,
+        entry: Recorded,
+        facts: Option<&RequestFacts>,
+    ) -> Result<()> {
         let tx = self.store().begin().await?;
-        self.insert_audit(tx.qualified(), &[entry], None).await?;
+        self.insert_audit(tx.qualified(), &[entry], facts).await?;
         tx.commit().await
     }
 
@@ -157,18 +166,22 @@ impl Wfs {
                 alone: false,
             });
         }
-        let facts = scope.facts().map(|f| f.with_status(status));
         let actor = scope.actor();
+        for e in entries.iter_mut().filter(|e| e.actor.is_none()) {
+            e.actor.clone_from(&actor);
+        }
+        let facts = scope.facts().map(|f| f.with_status(status));
+        self.rows(&entries, facts.as_ref())
+    }
+
+    /// The stored rows of `entries`, made now in the request `facts` describe.
+    fn rows(
+        &self,
+        entries: &[Recorded],
+        facts: Option<&RequestFacts>,
+    ) -> Vec<audit_entry::ActiveModel> {
         let now = self.now();
-        entries
-            .iter_mut()
-            .map(|e| {
-                if e.actor.is_none() {
-                    e.actor.clone_from(&actor);
-                }
-                log::row(e, facts.as_ref(), now)
-            })
-            .collect()
+        entries.iter().map(|e| log::row(e, facts, now)).collect()
     }
 
     async fn insert_audit(
@@ -177,9 +190,9 @@ impl Wfs {
         entries: &[Recorded],
         facts: Option<&RequestFacts>,
     ) -> Result<()> {
-        let now = self.now();
-        let rows = entries.iter().map(|e| log::row(e, facts, now));
-        audit_entry::Entity::insert_many(rows).exec(conn).await?;
+        audit_entry::Entity::insert_many(self.rows(entries, facts))
+            .exec(conn)
+            .await?;
         Ok(())
     }
 

@@ -62,13 +62,7 @@ impl Wfs {
             target: Some(Target::new("api_key", key.key_id)),
             alone: true,
         };
-        let written = async {
-            let tx = self.store().begin().await?;
-            self.insert_audit(tx.qualified(), &[entry], facts.as_ref())
-                .await?;
-            tx.commit().await
-        };
-        if let Err(err) = written.await {
+        if let Err(err) = self.insert_audit_alone(entry, facts.as_ref()).await {
             tracing::warn!(
                 key_id = %key.key_id, error = %err,
                 "could not record a refused API key in the audit log"
