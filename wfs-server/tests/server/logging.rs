@@ -7,8 +7,8 @@ use crate::common;
 use common::{BIN, SECRET, Server, sqlite_url, stop};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, Command};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// `serve` on free ports (the API, and the metrics listener when `metrics`), with
@@ -43,9 +43,35 @@ fn read_until_field(
     }
 }
 
-/// Reads the rest of `stderr` on a thread, to its end (the process's exit).
-fn read_to_end(stderr: BufReader<ChildStderr>) -> std::thread::JoinHandle<Vec<String>> {
-    std::thread::spawn(move || stderr.lines().map_while(Result::ok).collect())
+/// The rest of a server's stderr, read on a thread to its end (the process's exit).
+struct Tail {
+    read: Arc<Mutex<Vec<String>>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Starts reading the rest of `stderr`.
+fn read_to_end(stderr: BufReader<ChildStderr>) -> Tail {
+    let read = Arc::new(Mutex::new(Vec::new()));
+    let lines = read.clone();
+    let thread = std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            lines.lock().unwrap().push(line);
+        }
+    });
+    Tail { read, thread }
+}
+
+impl Tail {
+    /// Whether a line read so far contains `needle`.
+    fn has_read(&self, needle: &str) -> bool {
+        self.read.lock().unwrap().iter().any(|l| l.contains(needle))
+    }
+
+    /// Every line, once the process has closed its stderr.
+    fn join(self) -> std::thread::Result<Vec<String>> {
+        self.thread.join()?;
+        Ok(std::mem::take(&mut *self.read.lock().unwrap()))
+    }
 }
 
 /// Sends `count` requests, `parallel` at a time, each with the request id
@@ -182,7 +208,20 @@ async fn a_stalled_stderr_never_stalls_requests_and_dropped_lines_are_counted() 
     // Assert: lines were dropped, counted on /metrics, and said at exit.
     let counted = dropped().await;
     assert!(counted > 0.0, "dropped lines are counted");
+    // Once stderr is read again, the writer works through its full buffer: a probe
+    // request's line read back means the buffer has room again, so the shutdown lines
+    // that follow are not dropped.
     let rest = read_to_end(stderr);
+    let mut caught_up = false;
+    for n in 0..600 {
+        send_requests(&addr, &format!("probe{n}"), 1, 1, Duration::from_secs(10)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if rest.has_read("request_id=probe") {
+            caught_up = true;
+            break;
+        }
+    }
+    assert!(caught_up, "the writer catches up once stderr is read again");
     stop(&mut child);
     let log = rest.join().unwrap();
     let last = log.last().map(String::as_str).unwrap_or_default();
