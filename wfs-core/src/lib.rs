@@ -164,6 +164,13 @@ impl Wfs {
         &self.tokens
     }
 
+    /// Keyed names, from the server secret, for values a store shared by several
+    /// servers counts by but must not hold (the sign-in throttle's logins and
+    /// addresses in Redis).
+    pub fn pseudonyms(&self) -> domain::signed::Pseudonyms {
+        self.tokens.pseudonyms.clone()
+    }
+
     pub(crate) fn sign_in_limits(&self) -> &dyn SignInLimits {
         &*self.sign_in_limits
     }

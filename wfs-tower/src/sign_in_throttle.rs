@@ -16,8 +16,10 @@
 //!
 //! Each expires one window after its newest entry, so Redis keeps nothing for a login
 //! or an address gone quiet. Logins and addresses are never stored in clear: each
-//! appears as the first 128 bits of a SHA-256 of it (hex), so Redis's contents and
-//! its `MONITOR` show no email address. One Lua script admits an attempt (checks both
+//! appears as its keyed pseudonym (`Wfs::pseudonyms`: 128 bits of an HMAC-SHA-256
+//! under a key derived from the server secret, which every server sharing the Redis
+//! shares), so Redis's contents and its `MONITOR` show no email address, and whoever
+//! reads them cannot test a guessed login or address without the secret. One Lua script admits an attempt (checks both
 //! limits, counts the attempt against the address, and reads the login's failures)
 //! and one counts a failure, each atomically, so two servers cannot both let through
 //! the last allowed attempt. The waits and the slow-down are then computed by the
@@ -31,11 +33,10 @@
 //! (see `redis_conn`).
 
 use crate::redis_conn::{RedisCalls, RedisConn, Wording};
-use sha2::{Digest, Sha256};
-use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wfs_core::domain::signed::Pseudonyms;
 use wfs_core::service::throttle::{
     ADDRESS_ATTEMPTS, ADDRESS_WINDOW, LOGIN_FAILURES, LOGIN_FAILURES_KEPT, LOGIN_WINDOW, Pending,
     SignInLimits, SignInThrottle, refused, slow_down,
@@ -125,33 +126,18 @@ struct Keys {
 }
 
 impl Keys {
-    fn of(login: &str, address: Option<IpAddr>) -> Self {
-        let login = digest("login", login);
-        let address =
-            address.map_or_else(|| "none".to_owned(), |a| digest("address", &a.to_string()));
+    fn of(names: &Pseudonyms, login: &str, address: Option<IpAddr>) -> Self {
+        let login = names.of("login", login);
+        let address = address.map_or_else(
+            || "none".to_owned(),
+            |a| names.of("address", &a.to_string()),
+        );
         Self {
             failures: format!("{KEY_PREFIX}fail:{login}:{address}"),
             address: format!("{KEY_PREFIX}addr:{address}"),
             login: format!("{KEY_PREFIX}login:{login}"),
         }
     }
-}
-
-/// The first 128 bits of a SHA-256 of `value` (in its own domain, so a login and an
-/// address never share a digest), in hex.
-fn digest(domain: &str, value: &str) -> String {
-    let hash = Sha256::new()
-        .chain_update(b"wfs sign-in ")
-        .chain_update(domain.as_bytes())
-        .chain_update([0])
-        .chain_update(value.as_bytes())
-        .finalize();
-    hash[..16]
-        .iter()
-        .fold(String::with_capacity(32), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
 }
 
 /// A member no other attempt uses: two at the same microsecond are both counted.
@@ -170,6 +156,8 @@ pub(crate) struct SharedSignInThrottle {
     failed: redis::Script,
     /// Decides while Redis does not answer.
     local: SignInThrottle,
+    /// Name logins and addresses in Redis.
+    names: Pseudonyms,
 }
 
 impl std::fmt::Debug for SharedSignInThrottle {
@@ -181,8 +169,9 @@ impl std::fmt::Debug for SharedSignInThrottle {
 impl SharedSignInThrottle {
     /// The throttle on `conn`; inside a Tokio runtime it also connects and loads its
     /// scripts in the background, warning when Redis does not answer.
-    pub(crate) fn new(conn: Arc<RedisConn>) -> Arc<Self> {
+    pub(crate) fn new(conn: Arc<RedisConn>, names: Pseudonyms) -> Arc<Self> {
         let throttle = Arc::new(Self {
+            names,
             calls: RedisCalls::new(conn, WORDING),
             admit: redis::Script::new(ADMIT_SCRIPT),
             failed: redis::Script::new(FAILED_SCRIPT),
@@ -203,7 +192,7 @@ impl SharedSignInThrottle {
         login: &str,
         address: Option<IpAddr>,
     ) -> Option<Result<Duration, Duration>> {
-        let keys = Keys::of(login, address);
+        let keys = Keys::of(&self.names, login, address);
         let (admitted, value) = self
             .calls
             .run(|mut con| async move {
@@ -230,7 +219,7 @@ impl SharedSignInThrottle {
     }
 
     async fn failed_shared(&self, login: &str, address: Option<IpAddr>) -> Option<()> {
-        let keys = Keys::of(login, address);
+        let keys = Keys::of(&self.names, login, address);
         self.calls
             .run(|mut con| async move {
                 self.failed
@@ -275,7 +264,7 @@ impl SignInLimits for SharedSignInThrottle {
     fn succeeded<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, ()> {
         Box::pin(async move {
             self.local.forget(login, address);
-            let key = Keys::of(login, address).failures;
+            let key = Keys::of(&self.names, login, address).failures;
             self.calls
                 .run(
                     |mut con| async move { redis::cmd("DEL").arg(&key).exec_async(&mut con).await },
@@ -291,24 +280,42 @@ mod tests {
 
     #[test]
     fn keys_name_neither_the_login_nor_the_address_and_keep_them_apart() {
+        let names = Pseudonyms::derive(b"a server secret of at least 32 bytes..", "t");
         let here: IpAddr = "203.0.113.9".parse().unwrap();
-        let keys = Keys::of("ann@acme.test", Some(here));
+        let keys = Keys::of(&names, "ann@acme.test", Some(here));
         for key in [&keys.failures, &keys.address, &keys.login] {
             assert!(key.starts_with(KEY_PREFIX), "{key}");
             assert!(!key.contains("ann"), "{key}");
             assert!(!key.contains("203.0.113"), "{key}");
         }
         assert_eq!(keys.login.len(), KEY_PREFIX.len() + "login:".len() + 32);
-        assert_eq!(keys, Keys::of("ann@acme.test", Some(here)), "stable");
-        let elsewhere = Keys::of("ann@acme.test", Some("203.0.113.10".parse().unwrap()));
+        assert_eq!(
+            keys,
+            Keys::of(&names, "ann@acme.test", Some(here)),
+            "stable"
+        );
+        let elsewhere = Keys::of(
+            &names,
+            "ann@acme.test",
+            Some("203.0.113.10".parse().unwrap()),
+        );
         assert_eq!(elsewhere.login, keys.login, "one login, all addresses");
         assert_ne!(elsewhere.failures, keys.failures);
         assert_ne!(
-            Keys::of("bob@acme.test", Some(here)).failures,
+            Keys::of(&names, "bob@acme.test", Some(here)).failures,
             keys.failures
         );
-        assert!(Keys::of("ann@acme.test", None).failures.ends_with(":none"));
-        assert_ne!(digest("login", "x"), digest("address", "x"));
+        assert!(
+            Keys::of(&names, "ann@acme.test", None)
+                .failures
+                .ends_with(":none")
+        );
+        let other = Pseudonyms::derive(b"another secret of at least 32 bytes..", "t");
+        assert_ne!(
+            Keys::of(&other, "ann@acme.test", Some(here)),
+            keys,
+            "keyed by the server secret"
+        );
     }
 
     #[tokio::test]
@@ -324,7 +331,8 @@ mod tests {
             redis_timeout: Duration::from_secs(5),
             ..crate::config::Config::default()
         };
-        let throttle = SharedSignInThrottle::new(RedisConn::open(&config).unwrap());
+        let names = Pseudonyms::derive(b"a server secret of at least 32 bytes..", "t");
+        let throttle = SharedSignInThrottle::new(RedisConn::open(&config).unwrap(), names);
         let here = Some("203.0.113.9".parse().unwrap());
         // Every answer comes from the process's throttle, with its limits.
         for _ in 0..LOGIN_FAILURES {

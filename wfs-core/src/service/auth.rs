@@ -2,7 +2,7 @@
 
 use crate::Wfs;
 use crate::domain::membership::{MembershipStatus, Privilege};
-use crate::domain::signed::SealKey;
+use crate::domain::signed::{Pseudonyms, SealKey};
 use crate::entity::{company, membership, user};
 use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
@@ -24,11 +24,13 @@ pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
 pub const MIN_SECRET_LEN: usize = 32;
 
 /// The server's keys, all from the one configured secret: HS256 for sign-in tokens,
-/// and a derived key that seals page cursors.
+/// a derived key that seals page cursors, and one that names logins and addresses in
+/// a shared store.
 pub struct TokenKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     pub(crate) cursors: SealKey,
+    pub(crate) pseudonyms: Pseudonyms,
 }
 
 impl fmt::Debug for TokenKeys {
@@ -52,6 +54,7 @@ impl TokenKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             cursors: SealKey::derive(secret, "wfs page cursor v1"),
+            pseudonyms: Pseudonyms::derive(secret, "wfs pseudonym v1"),
         })
     }
 }

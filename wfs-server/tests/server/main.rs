@@ -29,5 +29,6 @@ mod logging;
 mod mail;
 mod metrics;
 mod redis_rate_limit;
+mod redis_sign_in;
 mod scale_out;
 mod webhooks;

@@ -1,7 +1,7 @@
 //! A throwaway `redis-server` for the tests that share counts through Redis: Debian's
 //! package (`/usr/bin/redis-server`, which `.ci/run` installs) started on a free
 //! loopback port, with a password, and stopped by its PID. wfs-server's tests
-//! (`redis_rate_limit`) and the API suite (`tests/api/redis_sign_in.rs`, which
+//! (`redis_rate_limit`, `redis_sign_in`) and the API suite (`tests/api/redis_sign_in.rs`, which
 //! includes this file) start it alike.
 
 use std::io::{Read, Write};
@@ -92,10 +92,6 @@ impl Redis {
     }
 
     /// The keys matching `pattern` (`KEYS`), sorted.
-    #[allow(
-        dead_code,
-        reason = "the API suite reads Redis's keys; wfs-server's tests do not"
-    )]
     pub fn keys(&self, pattern: &str) -> Vec<String> {
         let mut keys: Vec<String> = self
             .ask(&["KEYS", pattern])
@@ -123,10 +119,6 @@ impl Redis {
 
     /// Redis's raw answer to one command, read on a connection of its own (RESP,
     /// between the AUTH's `+OK` and a closing PING's `+PONG`).
-    #[allow(
-        dead_code,
-        reason = "the API suite reads Redis's keys; wfs-server's tests do not"
-    )]
     fn ask(&self, command: &[&str]) -> String {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("redis answers");
         stream

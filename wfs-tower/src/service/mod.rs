@@ -88,7 +88,10 @@ impl WfsService {
         telemetry::describe();
         let redis = RedisConn::open(&config);
         let wfs = match &redis {
-            Some(conn) => wfs.with_sign_in_limits(SharedSignInThrottle::new(conn.clone())),
+            Some(conn) => {
+                let throttle = SharedSignInThrottle::new(conn.clone(), wfs.pseudonyms());
+                wfs.with_sign_in_limits(throttle)
+            }
             None => wfs,
         };
         Self {
