@@ -19,10 +19,10 @@
 //! appears as its keyed pseudonym (`Wfs::pseudonyms`: 128 bits of an HMAC-SHA-256
 //! under a key derived from the server secret, which every server sharing the Redis
 //! shares), so Redis's contents and its `MONITOR` show no email address, and whoever
-//! reads them cannot test a guessed login or address without the secret. One Lua script admits an attempt (checks both
-//! limits, counts the attempt against the address, and reads the login's failures)
-//! and one counts a failure, each atomically, so two servers cannot both let through
-//! the last allowed attempt. The waits and the slow-down are then computed by the
+//! reads them cannot test a guessed login or address without the secret. One Lua
+//! script admits an attempt (checks both limits, counts the attempt against the
+//! address, and reads the login's failures) and one counts a failure, each atomically,
+//! so two servers cannot both let through the last allowed attempt. The waits and the slow-down are then computed by the
 //! core's own functions ([`refused`], [`slow_down`]): the same 429, `Retry-After` and
 //! delays as without Redis.
 //!
@@ -156,7 +156,7 @@ pub(crate) struct SharedSignInThrottle {
     failed: redis::Script,
     /// Decides while Redis does not answer.
     local: SignInThrottle,
-    /// Name logins and addresses in Redis.
+    /// Names logins and addresses in Redis.
     names: Pseudonyms,
 }
 
