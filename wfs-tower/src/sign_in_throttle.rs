@@ -22,9 +22,9 @@
 //! reads them cannot test a guessed login or address without the secret. One Lua
 //! script admits an attempt (checks both limits, counts the attempt against the
 //! address, and reads the login's failures) and one counts a failure, each atomically,
-//! so two servers cannot both let through the last allowed attempt. The waits and the slow-down are then computed by the
-//! core's own functions ([`refused`], [`slow_down`]): the same 429, `Retry-After` and
-//! delays as without Redis.
+//! so two servers cannot both let through the last allowed attempt. The waits and the
+//! slow-down are then computed by the core's own functions ([`refused`],
+//! [`slow_down`]): the same 429, `Retry-After` and delays as without Redis.
 //!
 //! Redis may not fail a sign-in: a call that errs or does not answer within
 //! `Config::redis_timeout` is decided by this process's own [`SignInThrottle`]
