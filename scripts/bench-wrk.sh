@@ -28,6 +28,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 }
 cargo build --release -q -p wfs-server && cargo build --release -q --example hello_hyper
+# The binaries cargo just built, wherever its target dir is (CARGO_TARGET_DIR).
+REL=${CARGO_TARGET_DIR:-target}/release
 
 WORK=$(mktemp -d /tmp/wfs-bench.XXXXXX)
 chmod 755 "$WORK" # PostgreSQL runs as its own user and must reach its directory
@@ -47,7 +49,7 @@ export WFS_JWT_SECRET=bench-secret-bench-secret-bench-secret
 HELLO=127.0.0.1:18081
 API=127.0.0.1:18080
 
-target/release/examples/hello_hyper "$HELLO" >/dev/null &
+"$REL"/examples/hello_hyper "$HELLO" >/dev/null &
 HELLO_PID=$!
 
 # A throwaway PostgreSQL with default durability.
@@ -94,10 +96,10 @@ row() { ROWS+=("$(printf '| %-44s | %10.0f | %10.0f | %6s |' "$1" "$2" "$3" "$(r
 
 bench_backend() { # name database-url
   local name=$1 db=$2
-  target/release/wfs-server migrate --database-url "$db" >/dev/null
-  target/release/wfs-server create-admin --database-url "$db" --company Bench \
+  "$REL"/wfs-server migrate --database-url "$db" >/dev/null
+  "$REL"/wfs-server create-admin --database-url "$db" --company Bench \
     --email "bench-$name@bench.test" --password bench-password >/dev/null
-  RUST_LOG=warn target/release/wfs-server serve --database-url "$db" --bind "$API" &
+  RUST_LOG=warn "$REL"/wfs-server serve --database-url "$db" --bind "$API" &
   SERVER_PID=$!
   for _ in $(seq 100); do curl -sf "$API/healthz" >/dev/null && break; sleep 0.1; done
   local token key cid sec
