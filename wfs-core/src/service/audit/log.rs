@@ -221,7 +221,11 @@ impl Wfs {
     ) -> Result<Page<AuditEntry>> {
         let filter = Filter::of(&query)?;
         let scope = filter.scope(company);
-        let after = self.open_audit_cursor(&scope, query.cursor.as_deref())?;
+        let after = self.open_cursor(&scope, query.cursor.as_deref(), |position| {
+            let (micros, id) = position.split_once('/')?;
+            let at = DateTime::from_timestamp_micros(micros.parse().ok()?)?;
+            Some((at, id.parse::<Uuid>().ok()?))
+        })?;
         let mut find = owned_by::<audit_entry::Entity>(company)
             .order_by_desc(audit_entry::Column::OccurredAt)
             .order_by_desc(audit_entry::Column::Id)
@@ -258,39 +262,13 @@ impl Wfs {
                 .last()
                 .map(|r| (r.occurred_at, r.id))
                 .unwrap_or_default();
-            let payload = format!("{scope}{}/{}", last.0.timestamp_micros(), last.1);
-            self.tokens().cursors.seal(payload.as_bytes())
+            let position = format!("{}/{}", last.0.timestamp_micros(), last.1);
+            self.seal_cursor(&scope, &position)
         });
         Ok(Page {
             data: rows.into_iter().map(AuditEntry::from).collect(),
             limit: filter.limit,
             next_cursor,
         })
-    }
-
-    /// The position a cursor continues from; a cursor of another list, company or
-    /// filter, or one this server did not issue, is a 400 naming `cursor`.
-    fn open_audit_cursor(
-        &self,
-        scope: &str,
-        cursor: Option<&str>,
-    ) -> Result<Option<(DateTime<Utc>, Uuid)>> {
-        let Some(cursor) = cursor else {
-            return Ok(None);
-        };
-        let bad =
-            || Error::invalid_field("cursor", "is not a cursor this API issued for this list");
-        let payload = self.tokens().cursors.open(cursor.trim()).ok_or_else(bad)?;
-        let text = String::from_utf8(payload).map_err(|_| bad())?;
-        let (micros, id) = text
-            .strip_prefix(scope)
-            .and_then(|rest| rest.split_once('/'))
-            .ok_or_else(bad)?;
-        let at = micros
-            .parse()
-            .ok()
-            .and_then(DateTime::from_timestamp_micros)
-            .ok_or_else(bad)?;
-        Ok(Some((at, id.parse().map_err(|_| bad())?)))
     }
 }
