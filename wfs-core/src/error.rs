@@ -169,6 +169,14 @@ pub enum Error {
         /// How long to wait before the next attempt can be admitted.
         retry_after: std::time::Duration,
     },
+    /// As much password hashing as the facade runs at once is running, and as much
+    /// as may wait is waiting (HTTP 503); try again after the wait. Nothing was
+    /// checked.
+    #[error("Too many sign-ins are being checked at once; retry shortly")]
+    Busy {
+        /// How long to wait before trying again.
+        retry_after: std::time::Duration,
+    },
     /// The database could not serve the request now (HTTP 503, worth retrying):
     /// it is away, or it ended the transaction to break a lock conflict (a deadlock,
     /// a serialization failure, SQLite busy). Nothing was written either way.

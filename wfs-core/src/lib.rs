@@ -81,6 +81,7 @@ pub struct Wfs {
     webhooks: Arc<service::webhooks::Webhooks>,
     in_flight: Arc<service::idempotency::InFlightKeys>,
     refusals: Arc<service::audit::Refusals>,
+    password_work: Arc<service::password_work::PasswordWork>,
 }
 
 impl Wfs {
@@ -99,6 +100,7 @@ impl Wfs {
             )),
             in_flight: Arc::default(),
             refusals: Arc::default(),
+            password_work: Arc::default(),
         })
     }
 
@@ -120,6 +122,15 @@ impl Wfs {
     /// is set. Clones made before keep the limits they had.
     pub fn with_sign_in_limits(mut self, limits: Arc<dyn SignInLimits>) -> Self {
         self.sign_in_limits = limits;
+        self
+    }
+
+    /// Replaces how much password hashing runs at once and how much may wait (by
+    /// default half the cores and eight waiting per one running; see
+    /// [`PasswordWork`](service::password_work::PasswordWork)). Clones made before
+    /// keep the bound they had.
+    pub fn with_password_work(mut self, work: service::password_work::PasswordWork) -> Self {
+        self.password_work = Arc::new(work);
         self
     }
 

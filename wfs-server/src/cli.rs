@@ -193,11 +193,13 @@ pub(crate) struct ServeArgs {
     /// (seconds, or with a unit: 500ms, 30s).
     #[arg(long, env = "WFS_REQUEST_TIMEOUT", default_value = "30s", value_parser = duration)]
     pub(crate) request_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog.
+    /// Connections served at once; more wait in the listen backlog. Past 80 % of them,
+    /// idle keep-alive connections are closed, the longest idle first, and the last
+    /// eighth are kept for addresses that hold no connection.
     #[arg(long, env = "WFS_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections: u32,
-    /// Connections one client address (an IPv6 /64) may hold at once; one more is
-    /// answered 429 and closed. --trusted-proxies are exempt (their clients share
+    /// Connections one client address (an IPv6 /64; a /56 twice as many, a /48 four
+    /// times) may hold at once; one more is answered 429 and closed. --trusted-proxies are exempt (their clients share
     /// their address).
     #[arg(long, env = "WFS_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections_per_address: u32,
@@ -205,6 +207,14 @@ pub(crate) struct ServeArgs {
     /// (`wait=`); one more answers 429.
     #[arg(long, env = "WFS_MAX_HELD_PER_KEY", default_value_t = wfs_tower::DEFAULT_MAX_HELD_PER_KEY as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_held_per_key: u32,
+    /// Reads of the workforce feed the API keys of one company may have held at once,
+    /// all together (keys are free to make); one more answers 429.
+    #[arg(long, env = "WFS_MAX_HELD_PER_COMPANY", default_value_t = wfs_tower::DEFAULT_MAX_HELD_PER_COMPANY as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_held_per_company: u32,
+    /// Reads of the workforce feed one client address may have held at once; one
+    /// more answers 429.
+    #[arg(long, env = "WFS_MAX_HELD_PER_ADDRESS", default_value_t = wfs_tower::DEFAULT_MAX_HELD_PER_ADDRESS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_held_per_address: u32,
     /// Reads of the workforce feed held for a change at once, all keys together; one
     /// more answers 503. Each holds a connection: see --max-connections.
     #[arg(long, env = "WFS_MAX_HELD", default_value_t = wfs_tower::DEFAULT_MAX_HELD as u32, value_parser = clap::value_parser!(u32).range(1..))]

@@ -11,7 +11,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use refuse::{REFUSALS_AT_ONCE, refuse, too_many_connections};
+use refuse::{REFUSALS_AT_ONCE, refuse, reserve_kept, too_many_connections};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -22,7 +22,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
-use wfs_server::conn::{AddressCap, Deadlines, InFlight, Timeouts};
+use wfs_server::conn::{AddressCap, Deadlines, IdleWatch, InFlight, Refused, Slots, Timeouts};
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::{Metrics, record_get};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService, stamp_response};
@@ -114,6 +114,8 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
         redis_timeout: args.redis_timeout,
         base_path: args.base_path.clone(),
         max_held_per_key: args.max_held_per_key as usize,
+        max_held_per_company: args.max_held_per_company as usize,
+        max_held_per_address: args.max_held_per_address as usize,
         max_held: args.max_held as usize,
         max_hold: args.max_hold,
     };
@@ -287,8 +289,10 @@ struct Acceptor {
     api: WfsService,
     builder: auto::Builder<TokioExecutor>,
     graceful: GracefulShutdown,
+    slots: Arc<Slots>,
     per_address: Arc<AddressCap>,
     too_many: Bytes,
+    reserve_kept: Bytes,
     refusals: Arc<Semaphore>,
     timeouts: Timeouts,
 }
@@ -302,8 +306,9 @@ async fn accept_until_shutdown(
     mut signals: ShutdownSignals,
 ) -> Result<GracefulShutdown, BoxError> {
     // At most --max-connections served at once: past that, connections wait in the
-    // listen backlog instead of each costing a task and buffers here.
-    let slots = Arc::new(Semaphore::new(args.max_connections as usize));
+    // listen backlog instead of each costing a task and buffers here. Near the cap,
+    // idle keep-alives give their slots up, longest idle first (conn::Slots).
+    let slots = Slots::new(args.max_connections as usize);
     // At most --max-connections-per-address of them from one address.
     let per_address = AddressCap::new(
         args.max_connections_per_address as usize,
@@ -314,6 +319,8 @@ async fn accept_until_shutdown(
         builder: api_builder(),
         graceful: GracefulShutdown::new(),
         too_many: too_many_connections(per_address.limit()),
+        reserve_kept: reserve_kept(),
+        slots: slots.clone(),
         per_address,
         refusals: Arc::new(Semaphore::new(REFUSALS_AT_ONCE)),
         timeouts: Timeouts {
@@ -324,7 +331,7 @@ async fn accept_until_shutdown(
     let mut shutdown = std::pin::pin!(signals.recv());
     loop {
         let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot?,
+            slot = slots.acquire() => slot,
             () = &mut shutdown => break,
         };
         tokio::select! {
@@ -347,15 +354,23 @@ impl Acceptor {
     /// Serves one accepted connection holding `slot`, or refuses it when its address
     /// is at its cap.
     fn serve(&self, stream: TcpStream, peer: SocketAddr, slot: OwnedSemaphorePermit) {
-        let Some(address_slot) = self.per_address.admit(peer.ip()) else {
-            // The global slot goes back at once: a refusal holds none.
-            drop(slot);
-            refuse(stream, peer, &self.refusals, self.too_many.clone());
-            return;
+        let address_slot = match self.per_address.admit(peer.ip(), self.slots.admission()) {
+            Ok(address_slot) => address_slot,
+            Err(refused) => {
+                // The global slot goes back at once: a refusal holds none.
+                drop(slot);
+                let answer = match refused {
+                    Refused::AddressFull => self.too_many.clone(),
+                    Refused::ReserveKept => self.reserve_kept.clone(),
+                };
+                refuse(stream, peer, &self.refusals, answer);
+                return;
+            }
         };
+        let slot = self.slots.hold(slot);
         let api = self.api.clone();
         let in_flight = Arc::new(InFlight::default());
-        let io = Deadlines::new(stream, in_flight.clone(), self.timeouts);
+        let io = Deadlines::new(stream, in_flight.clone(), self.timeouts, slot.watch());
         let svc = tower::service_fn(move |req: Request<Incoming>| {
             let serving = in_flight.start();
             // One reference count per request: the facade is reached through
@@ -381,13 +396,19 @@ impl Acceptor {
     }
 }
 
-/// The API's HTTP/1 and HTTP/2 settings: heads of at most [`MAX_HEAD_BYTES`] (431
+/// The API's HTTP settings: HTTP/1.1 only, heads of at most [`MAX_HEAD_BYTES`] (431
 /// past it). hyper-util's builder has no HTTP/1 `max_header_size`, so the read buffer
 /// is the cap: a head must fit in it whole.
+///
+/// No HTTP/2 (an h2c preface is answered 505 and closed): over HTTP/2 a client that
+/// opens no flow-control window pins whole computed answers in memory with no socket
+/// write ever stalling, and its streams multiply what one connection slot holds
+/// (docs/security.md, "HTTP/2"). A partner API sits behind a proxy or load balancer
+/// that speaks HTTP/2 to clients if they want it; HTTP/1.1 keep-alive to it costs
+/// nothing the multiplexing would save.
 fn api_builder() -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
     builder.http1().max_buf_size(MAX_HEAD_BYTES);
-    builder.http2().max_header_list_size(MAX_HEAD_BYTES as u32);
     builder
 }
 
@@ -401,7 +422,7 @@ async fn serve_metrics(
     wfs: Wfs,
     mut stopped: watch::Receiver<bool>,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let builder = auto::Builder::new(TokioExecutor::new()).http1_only();
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
     loop {
@@ -424,7 +445,12 @@ async fn serve_metrics(
             () = stop_requested(&mut stopped) => break,
         };
         let in_flight = Arc::new(InFlight::default());
-        let io = Deadlines::new(stream, in_flight.clone(), Timeouts::default());
+        let io = Deadlines::new(
+            stream,
+            in_flight.clone(),
+            Timeouts::default(),
+            IdleWatch::default(),
+        );
         let metrics = metrics.clone();
         let wfs = wfs.clone();
         let svc = tower::service_fn(move |req: Request<Incoming>| {

@@ -97,6 +97,7 @@ impl Authenticator {
         &self,
         access: Access,
         parts: &Parts,
+        client_ip: Option<IpAddr>,
         limited: &mut Option<LimitReport>,
         request: Described<'_>,
     ) -> Result<Caller, ApiError> {
@@ -114,7 +115,6 @@ impl Authenticator {
                 Ok(Caller::Admin(self.wfs.authenticate_admin(token).await?))
             }
             Access::Key(scope) => {
-                let client_ip = self.client_ip(parts);
                 let budget = self.unknown_reads.of(client_ip, request);
                 let key = match self.usable_key(scope, parts, client_ip, &budget).await {
                     Ok(key) => key,

@@ -65,6 +65,15 @@ pub struct Config {
     /// feed); one more answers 429 with `Retry-After`. Default:
     /// [`DEFAULT_MAX_HELD_PER_KEY`](crate::DEFAULT_MAX_HELD_PER_KEY).
     pub max_held_per_key: usize,
+    /// How many reads the API keys of one company may have held at once, all
+    /// together (keys are free to make); one more answers 429 with `Retry-After`.
+    /// Default: [`DEFAULT_MAX_HELD_PER_COMPANY`](crate::DEFAULT_MAX_HELD_PER_COMPANY).
+    pub max_held_per_company: usize,
+    /// How many reads one client address (as [`PeerAddr`](crate::PeerAddr) and
+    /// [`trusted_proxies`](Self::trusted_proxies) give it) may have held at once;
+    /// one more answers 429 with `Retry-After`. Default:
+    /// [`DEFAULT_MAX_HELD_PER_ADDRESS`](crate::DEFAULT_MAX_HELD_PER_ADDRESS).
+    pub max_held_per_address: usize,
     /// How many reads the service holds at once, all keys together; one more answers
     /// 503 with `Retry-After`. A held read holds a task and its connection, not a
     /// database connection. Default: [`DEFAULT_MAX_HELD`](crate::DEFAULT_MAX_HELD).
@@ -95,6 +104,8 @@ impl Default for Config {
             redis_timeout: DEFAULT_REDIS_TIMEOUT,
             base_path: None,
             max_held_per_key: crate::DEFAULT_MAX_HELD_PER_KEY,
+            max_held_per_company: crate::DEFAULT_MAX_HELD_PER_COMPANY,
+            max_held_per_address: crate::DEFAULT_MAX_HELD_PER_ADDRESS,
             max_held: crate::DEFAULT_MAX_HELD,
             max_hold: wfs_core::service::workforce::MAX_WAIT,
         }
@@ -116,6 +127,8 @@ impl fmt::Debug for Config {
             .field("redis_timeout", &self.redis_timeout)
             .field("base_path", &self.base_path)
             .field("max_held_per_key", &self.max_held_per_key)
+            .field("max_held_per_company", &self.max_held_per_company)
+            .field("max_held_per_address", &self.max_held_per_address)
             .field("max_held", &self.max_held)
             .field("max_hold", &self.max_hold)
             .finish()

@@ -204,6 +204,10 @@ impl From<CoreError> for ApiError {
             e @ CoreError::Throttled { retry_after } => {
                 Self::new(StatusCode::TOO_MANY_REQUESTS, e.to_string()).retry_after(retry_after)
             }
+            // 503: the facade's password hashing is at its bound; nothing was checked.
+            e @ CoreError::Busy { retry_after } => {
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).retry_after(retry_after)
+            }
             // 503: the database is away; nothing was written.
             CoreError::Unavailable(cause) => {
                 let mut e = Self::new(

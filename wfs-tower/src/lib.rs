@@ -55,7 +55,10 @@ pub use auth::PeerAddr;
 pub use body::{BodyError, ResponseBody};
 pub use config::{Config, ConfigError, DEFAULT_BODY_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, RateLimit};
 pub use error::ApiError;
-pub use held::{DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_KEY};
+pub use held::{
+    DEFAULT_MAX_HELD, DEFAULT_MAX_HELD_PER_ADDRESS, DEFAULT_MAX_HELD_PER_COMPANY,
+    DEFAULT_MAX_HELD_PER_KEY,
+};
 pub use openapi::{openapi, openapi_json, openapi_yaml};
 pub use panic::install_panic_hook;
 pub use request_id::stamp_response;

@@ -10,9 +10,6 @@ use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, UserId};
 use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::Semaphore;
 
 /// Input of [`Wfs::create_company_with_admin`].
 #[derive(Debug, Clone)]
@@ -79,59 +76,9 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
         .is_ok()
 }
 
-/// Verifying against this when there is no stored hash (unknown login, or a user
-/// without a password) costs what a real verification costs.
-static DUMMY_HASH: LazyLock<String> =
-    LazyLock::new(|| hash_password("dummy password for timing").unwrap_or_default());
-
-/// At most one argon2 computation per core at once, so sign-ins queue here instead of
-/// taking every blocking thread.
-static HASHING: LazyLock<Semaphore> = LazyLock::new(|| {
-    Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get))
-});
-
-/// Password verifications run by sign-in since the process started.
-static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
-
-/// How many password verifications sign-in has run in this process: tests use it to
-/// show that every failed sign-in, whatever the reason, costs one argon2 verification.
-#[doc(hidden)]
-pub fn sign_in_verifications() -> u64 {
-    VERIFICATIONS.load(Ordering::Relaxed)
-}
-
-/// [`verify_password`] on the blocking pool, bounded by [`HASHING`]. With no stored
-/// hash it does the same work against a dummy hash and answers `false`.
-pub(crate) async fn verify_password_off_thread(
-    password: &str,
-    phc: Option<String>,
-) -> Result<bool> {
-    let _permit = HASHING
-        .acquire()
-        .await
-        .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
-    let password = password.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let verified = verify_password(&password, phc.as_deref().unwrap_or(&DUMMY_HASH));
-        VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
-        phc.is_some() && verified
-    })
-    .await
-    .map_err(|e| Error::internal(format!("password verification failed: {e}")))
-}
-
-/// [`hash_password`] on the blocking pool, bounded like verification: argon2 never
-/// runs on an async worker.
-pub(crate) async fn hash_password_off_thread(password: &str) -> Result<String> {
-    let _permit = HASHING
-        .acquire()
-        .await
-        .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
-    let password = password.to_owned();
-    tokio::task::spawn_blocking(move || hash_password(&password))
-        .await
-        .map_err(|e| Error::internal(format!("password hashing failed: {e}")))?
-}
+// Bounded per facade since the fair-share change; kept here for the tests that
+// count a sign-in's hashing work.
+pub use super::password_work::sign_in_verifications;
 
 /// The operator's password rule (also `create-admin`'s).
 fn check_password(password: &str) -> Result<()> {
@@ -213,7 +160,7 @@ impl Wfs {
         let first_name =
             crate::domain::validate::optional_text("firstName", &input.first_name, 100)?;
         let last_name = crate::domain::validate::optional_text("lastName", &input.last_name, 100)?;
-        let password_hash = hash_password_off_thread(&input.password).await?;
+        let password_hash = self.password_work.hash(&input.password).await?;
         let now = self.now();
 
         let company_id = CompanyId::new();
@@ -285,7 +232,7 @@ impl Wfs {
             .one(conn)
             .await?
             .ok_or(Error::not_found("Company"))?;
-        let password_hash = hash_password_off_thread(&input.password).await?;
+        let password_hash = self.password_work.hash(&input.password).await?;
         let now = self.now();
 
         let existing = user::Entity::find()
@@ -384,6 +331,8 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn argon2_runs_off_the_async_worker() {
         use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let work = super::super::password_work::PasswordWork::new(1, 1);
         let ticks = Arc::new(AtomicU64::new(0));
         let ticker = tokio::spawn({
             let ticks = ticks.clone();
@@ -397,12 +346,10 @@ mod tests {
         tokio::task::yield_now().await;
 
         let before = ticks.load(Ordering::Relaxed);
-        let phc = hash_password_off_thread("correct horse").await.unwrap();
+        let phc = work.hash("correct horse").await.unwrap();
         let while_hashing = ticks.load(Ordering::Relaxed) - before;
         let before = ticks.load(Ordering::Relaxed);
-        let verified = verify_password_off_thread("correct horse", Some(phc))
-            .await
-            .unwrap();
+        let verified = work.verify("correct horse", Some(phc)).await.unwrap();
         let while_verifying = ticks.load(Ordering::Relaxed) - before;
         ticker.abort();
 

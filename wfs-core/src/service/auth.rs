@@ -8,7 +8,6 @@ use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
-use crate::service::accounts::verify_password_off_thread;
 use crate::service::audit::{Actor, AuditAction};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -132,8 +131,9 @@ impl Wfs {
     /// Only a super admin (privilege 1) of at least one company may sign in; the
     /// active company is the first such company by name.
     ///
-    /// The password is checked on the blocking pool, at most as many at once as the
-    /// machine has cores, so a flood of sign-ins cannot stall other requests; an
+    /// The password is checked on the blocking pool, at most so many at once and so
+    /// many waiting ([`PasswordWork`](crate::service::password_work::PasswordWork)),
+    /// so a flood of sign-ins cannot take the cores from other requests; an
     /// unknown login and a login without a password cost the same hashing work as a
     /// wrong password, so timing tells nothing about which logins exist.
     ///
@@ -141,7 +141,8 @@ impl Wfs {
     /// [`AuthFailure::InvalidLogin`] (same answer for unknown user and wrong password);
     /// [`Error::Throttled`] past the limits of [`crate::service::throttle`], wherever
     /// the facade counts them ([`Wfs::with_sign_in_limits`]);
-    /// [`Error::Forbidden`] for a user who is no company's super admin.
+    /// [`Error::Forbidden`] for a user who is no company's super admin;
+    /// [`Error::Busy`] when as many password checks as may are running and waiting.
     pub async fn sign_in(
         &self,
         login: &str,
@@ -170,7 +171,7 @@ impl Wfs {
             .one(self.store().conn())
             .await?;
         let stored = found.as_ref().and_then(|u| u.password_hash.clone());
-        let verified = verify_password_off_thread(password, stored).await?;
+        let verified = self.password_work.verify(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
             known => {

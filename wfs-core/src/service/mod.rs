@@ -17,6 +17,7 @@ pub mod leaked_keys;
 pub mod locations;
 pub mod outbox;
 pub mod page;
+pub mod password_work;
 pub mod schedules;
 pub mod shifts;
 pub mod staff;

@@ -21,20 +21,32 @@ const REFUSAL_READ_BYTES: usize = 16 * 1024;
 /// The answer to a connection over its address's cap: 429 with the error body,
 /// `Retry-After` and `Connection: close`, as raw HTTP/1.1.
 pub(super) fn too_many_connections(limit: usize) -> Bytes {
-    let body = serde_json::json!({"error": {
-        "code": 429,
-        "message": format!(
-            "Too many connections from this address (at most {limit} at once); \
-             close one or reuse it, then retry"
-        ),
-    }})
-    .to_string();
+    raw_429(&format!(
+        "Too many connections from this address (at most {limit} at once); \
+         close one or reuse it, then retry"
+    ))
+}
+
+/// A 429 with the error body carrying `message`, `Retry-After` and
+/// `Connection: close`, as raw HTTP/1.1.
+fn raw_429(message: &str) -> Bytes {
+    let body = serde_json::json!({"error": {"code": 429, "message": message}}).to_string();
     Bytes::from(format!(
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
          retry-after: 1\r\nconnection: close\r\nx-content-type-options: nosniff\r\n\
          content-length: {}\r\n\r\n{body}",
         body.len()
     ))
+}
+
+/// The answer to a connection that would take one of the last slots, kept for
+/// addresses holding none, from an address that holds some: 429, as
+/// [`too_many_connections`].
+pub(super) fn reserve_kept() -> Bytes {
+    raw_429(
+        "The server is near its connection limit and keeps its last connections for \
+         clients that hold none; reuse a connection you hold, then retry",
+    )
 }
 
 /// Answers a connection over its address's cap with `answer` (429) on a task of its

@@ -33,6 +33,8 @@ pub(crate) static ROUTES: [Entry; 5] = [
         (status = 403, description = "The user is not a super admin of any company", body = ErrorBody),
         (status = 429, description = "`Too many sign-in attempts`: more than 10 failures for this login from this address in 15 minutes, or more than 30 attempts from this address in a minute", body = ErrorBody,
             headers(("Retry-After" = String, description = "Seconds to wait before the next attempt"))),
+        (status = 503, description = "`Too many sign-ins are being checked at once; retry shortly`: the server checks only a few passwords at once and lets only a few more wait; nothing was checked", body = ErrorBody,
+            headers(("Retry-After" = String, description = "Seconds to wait before the next attempt"))),
     ))]
 pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let req: SignInRequest = json(ctx.body)?;

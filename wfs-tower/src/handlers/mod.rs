@@ -82,8 +82,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) document: &'a bytes::Bytes,
     /// The service's held reads (`wait=` on the feed).
     pub(crate) held: &'a crate::held::Held,
-    /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle; set
-    /// on public routes only.
+    /// The caller's address (see `Authenticator::client_ip`), for the sign-in throttle
+    /// and held reads; `None` on admin reads, or when the host gave no `PeerAddr`.
     pub(crate) client_ip: Option<std::net::IpAddr>,
     /// The write transaction; `Some` exactly for writing routes.
     pub(crate) tx: Option<&'a DatabaseTransaction>,

@@ -81,7 +81,11 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let page = match wait {
         None => ctx.wfs.list_workforce(key.company_id, request).await?,
         Some(wait) => {
-            let _slot = ctx.held.hold(key.key_id)?;
+            let _slot = ctx.held.hold(crate::held::Holder {
+                key: key.key_id,
+                company: key.company_id,
+                address: ctx.client_ip,
+            })?;
             ctx.wfs
                 .list_workforce_held(
                     key.company_id,
@@ -114,7 +118,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     responses(
         (status = 200, description = "A page of resources and tombstones", body = WorkforcePage),
         (status = 400, description = "A bad date, `to` before `from`, a window over 90 days, `limit` outside 1-200, `wait` outside 1-60, `start` other than `now` or with `updated_since`, a bad cursor, or a cursor sent with other query parameters; the message names the parameter", body = ErrorBody),
-        (status = 429, description = "With `wait`: the API key already has as many requests held as it may (100 by default); retry after `Retry-After`, or without `wait`", body = ErrorBody,
+        (status = 429, description = "With `wait`: the API key, its company's keys together or the client's address already have as many requests held as they may (100, 500 and 500 by default); retry after `Retry-After`, or without `wait`", body = ErrorBody,
             headers(("Retry-After" = i64, description = "Seconds to wait"))),
         (status = 503, description = "With `wait`: the server holds as many requests as it can (2,000 by default); retry after `Retry-After`", body = ErrorBody,
             headers(("Retry-After" = i64, description = "Seconds to wait"))),

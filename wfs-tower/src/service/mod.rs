@@ -98,7 +98,13 @@ impl WfsService {
             shared: Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config, redis.as_ref()),
                 document: crate::openapi::served_document(config.mount_prefix()),
-                held: Held::new(config.max_held_per_key, config.max_held, config.max_hold),
+                held: Held::new(crate::held::Caps {
+                    per_key: config.max_held_per_key,
+                    per_company: config.max_held_per_company,
+                    per_address: config.max_held_per_address,
+                    total: config.max_held,
+                    longest: config.max_hold,
+                }),
                 wfs,
                 config,
                 router: Router::new(),
@@ -277,7 +283,11 @@ impl Shared {
         let response = match answer {
             Ok(reply) => reply.into_response(),
             Err(err) => {
-                if err.status().is_server_error() {
+                // A fault has a cause to log; a deliberate refusal (a held-read or
+                // password-work cap, 503 with Retry-After) is the caps working, and the
+                // request's INFO line below says enough: a tenant cannot fill the
+                // error log with it.
+                if err.status().is_server_error() && err.internal_cause().is_some() {
                     tracing::error!(
                         target: "wfs::request",
                         method = %method, path = %path, status = err.status().as_u16(),
@@ -335,11 +345,17 @@ impl Shared {
         seen.route = &route.path;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
+        // The client's address: the key's allowlist, the unknown-key budget, the
+        // sign-in throttle, held reads and every write's audit entry use it.
+        let client_ip = (route.access != Access::Admin || route.method != Method::GET)
+            .then(|| self.auth.client_ip(&parts))
+            .flatten();
         let caller = self
             .auth
             .authenticate(
                 route.access,
                 &parts,
+                client_ip,
                 &mut seen.limited,
                 Described {
                     method: &parts.method,
@@ -351,11 +367,6 @@ impl Shared {
         if let Caller::Key(key) = &caller {
             seen.key_id = Some(key.key_id);
         }
-        // Only sign-in (public) needs it for itself: key routes resolved it while
-        // authenticating; every write's audit entry names it.
-        let client_ip = (route.access == Access::Public || route.method != Method::GET)
-            .then(|| self.auth.client_ip(&parts))
-            .flatten();
         // Every write past authentication, and a public write (sign-in), leaves a trail.
         let trail = (route.method != Method::GET).then(|| {
             let ids = (matched.id, matched.sub_id);
@@ -412,9 +423,7 @@ impl Shared {
             body: &body,
             document: &self.document,
             held: &self.held,
-            client_ip: (route.access == Access::Public)
-                .then_some(client_ip)
-                .flatten(),
+            client_ip,
             tx: None,
         };
         if !route.writes() {

@@ -20,18 +20,23 @@
 //! nothing is closed one write deadline after its socket buffers fill, as one that
 //! sent a single request: pipelining does not multiply what a connection can pin.
 //!
-//! Address cap ([`AddressCap`]): at most so many connections at once from one client
-//! address (an IPv6 client: from one /64, the block one host is usually given), so
-//! that one address cannot take every connection slot. Trusted proxies are exempt:
-//! every client behind one shares its address.
+//! Address cap ([`AddressCap`], in `address`): at most so many connections at once
+//! from one client address (IPv6: by /64, /56 and /48), so that one address cannot
+//! take every connection slot. Slots ([`Slots`], in `slots`): under pressure the
+//! longest-idle keep-alive connections give their slots up, and the last slots are
+//! kept for addresses that hold none.
 
-use std::collections::HashMap;
+mod address;
+mod slots;
+
+pub use address::{AddressCap, AddressSlot, Admission, Refused};
+pub use slots::{HIGH_WATER, Held, IdleWatch, PRESSED_IDLE, Slots, reserve};
+
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, Ipv6Addr};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -127,6 +132,8 @@ pub struct Deadlines<T> {
     /// Armed while the socket refuses bytes: since the first refusal.
     write_timer: Pin<Box<Sleep>>,
     write_stalled: bool,
+    /// Tells the connection's slot when it is idle; may close it then.
+    watch: IdleWatch,
 }
 
 impl<T> std::fmt::Debug for Deadlines<T> {
@@ -138,8 +145,10 @@ impl<T> std::fmt::Debug for Deadlines<T> {
 }
 
 impl<T> Deadlines<T> {
-    /// Wraps an accepted socket; the head deadline runs from now.
-    pub fn new(io: T, in_flight: Arc<InFlight>, timeouts: Timeouts) -> Self {
+    /// Wraps an accepted socket; the head deadline runs from now. `watch` (from the
+    /// connection's [`Held`] slot) lets the slots close it while it is idle under
+    /// pressure; [`IdleWatch::default`] for a listener without shared slots.
+    pub fn new(io: T, in_flight: Arc<InFlight>, timeouts: Timeouts, watch: IdleWatch) -> Self {
         Self {
             io,
             in_flight,
@@ -151,6 +160,7 @@ impl<T> Deadlines<T> {
             write: timeouts.write,
             write_timer: Box::pin(tokio::time::sleep(timeouts.write)),
             write_stalled: false,
+            watch,
         }
     }
 
@@ -181,9 +191,15 @@ impl<T> Deadlines<T> {
     fn enter(&mut self, phase: Phase) {
         self.phase = phase;
         let after = match phase {
-            Phase::Head => self.head,
-            Phase::Idle => self.idle,
-            Phase::Busy => return,
+            Phase::Head => {
+                self.watch.busy();
+                self.head
+            }
+            Phase::Idle => self.watch.went_idle(self.idle),
+            Phase::Busy => {
+                self.watch.busy();
+                return;
+            }
         };
         self.timer.as_mut().reset(Instant::now() + after);
     }
@@ -197,7 +213,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if this.in_flight.any() {
-            this.phase = Phase::Busy;
+            if this.phase != Phase::Busy {
+                this.enter(Phase::Busy);
+            }
             return Pin::new(&mut this.io).poll_read(cx, buf);
         }
         // A request served since the last read ends the head phase, even one answered
@@ -217,6 +235,12 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
             }
             Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
             Poll::Pending => {
+                if this.phase == Phase::Idle && this.watch.evicted(cx) {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "idle keep-alive connection closed under connection pressure",
+                    )));
+                }
                 ready!(this.timer.as_mut().poll(cx));
                 let what = match this.phase {
                     Phase::Idle => "idle keep-alive connection closed",
@@ -259,148 +283,5 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadlines<T> {
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         self.after_write(cx, polled)
-    }
-}
-
-/// Connections open at once per client address, beyond which a new one is refused
-/// (the reference server answers it 429 and closes it). IPv4 addresses count one by
-/// one, IPv6 ones by /64 (an IPv4-mapped IPv6 address counts as its IPv4 address);
-/// the exempt addresses (trusted proxies) are not counted.
-#[derive(Debug)]
-pub struct AddressCap {
-    limit: usize,
-    exempt: Vec<IpAddr>,
-    open: Mutex<HashMap<IpAddr, usize>>,
-}
-
-impl AddressCap {
-    /// At most `limit` connections per address; none counted for `exempt`.
-    pub fn new(limit: usize, exempt: &[IpAddr]) -> Arc<Self> {
-        Arc::new(Self {
-            limit,
-            exempt: exempt.iter().map(std::net::IpAddr::to_canonical).collect(),
-            open: Mutex::new(HashMap::new()),
-        })
-    }
-
-    /// The most connections one address may hold.
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
-
-    /// Counts a new connection from `ip` until the returned guard drops; `None` when
-    /// its address already holds [`limit`](Self::limit) connections.
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
-        let ip = ip.to_canonical();
-        if self.exempt.contains(&ip) {
-            return Some(AddressSlot(None));
-        }
-        let block = block_of(ip);
-        let mut open = self
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let count = open.entry(block).or_insert(0);
-        if *count >= self.limit {
-            return None;
-        }
-        *count += 1;
-        Some(AddressSlot(Some((self.clone(), block))))
-    }
-
-    /// Addresses holding connections now.
-    #[cfg(test)]
-    fn addresses(&self) -> usize {
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-}
-
-/// What one client holds: its address, or its IPv6 /64.
-fn block_of(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(bits))
-        }
-    }
-}
-
-/// One connection counted by [`AddressCap::admit`], until it drops.
-#[derive(Debug)]
-pub struct AddressSlot(Option<(Arc<AddressCap>, IpAddr)>);
-
-impl Drop for AddressSlot {
-    fn drop(&mut self) {
-        let Some((cap, block)) = self.0.take() else {
-            return;
-        };
-        let mut open = cap
-            .open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&block) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&block);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ip(text: &str) -> IpAddr {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn an_address_holds_at_most_the_limit_and_gets_its_slots_back() {
-        let cap = AddressCap::new(2, &[]);
-        let a = cap.admit(ip("192.0.2.1")).unwrap();
-        let _b = cap.admit(ip("192.0.2.1")).unwrap();
-        assert!(cap.admit(ip("192.0.2.1")).is_none());
-        let _other = cap.admit(ip("192.0.2.2")).unwrap();
-        drop(a);
-        let _c = cap.admit(ip("192.0.2.1")).unwrap();
-        assert!(cap.admit(ip("192.0.2.1")).is_none());
-    }
-
-    #[test]
-    fn ipv6_counts_by_64_block_and_mapped_ipv4_as_ipv4() {
-        let cap = AddressCap::new(1, &[]);
-        let _a = cap.admit(ip("2001:db8:1:2::1")).unwrap();
-        assert!(cap.admit(ip("2001:db8:1:2:ffff::9")).is_none());
-        let _b = cap.admit(ip("2001:db8:1:3::1")).unwrap();
-        let _c = cap.admit(ip("198.51.100.4")).unwrap();
-        assert!(cap.admit(ip("::ffff:198.51.100.4")).is_none());
-    }
-
-    #[test]
-    fn trusted_proxies_are_not_counted() {
-        let cap = AddressCap::new(1, &[ip("10.0.0.1")]);
-        let held: Vec<_> = (0..10)
-            .map(|_| cap.admit(ip("10.0.0.1")).unwrap())
-            .collect();
-        assert_eq!(held.len(), 10);
-        assert_eq!(cap.addresses(), 0);
-        let _a = cap.admit(ip("10.0.0.2")).unwrap();
-        assert!(cap.admit(ip("10.0.0.2")).is_none());
-    }
-
-    #[test]
-    fn closed_addresses_leave_no_entry_behind() {
-        let cap = AddressCap::new(4, &[]);
-        let slots: Vec<_> = (1..=50)
-            .map(|n| cap.admit(ip(&format!("192.0.2.{n}"))).unwrap())
-            .collect();
-        assert_eq!(cap.addresses(), 50);
-        drop(slots);
-        assert_eq!(cap.addresses(), 0);
     }
 }

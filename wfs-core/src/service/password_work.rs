@@ -1,0 +1,164 @@
+//! Password hashing work, bounded per facade (per process, for a server).
+//!
+//! Every sign-in attempt costs one argon2id verification (about 19 MiB and tens of
+//! milliseconds of a core), a known login or not: that is what keeps timing from
+//! telling which logins exist. Per-login and per-address limits do not bound the
+//! total: attempts from many addresses at once would take every core from every
+//! tenant. So verifications run on the blocking pool, at most
+//! [`PasswordWork::at_once`] at a time (by default half the cores, at least one: the
+//! rest serve API-key requests, which never hash a password), with at most
+//! [`PasswordWork::queued`] more waiting; an attempt past that is refused at once
+//! with [`Error::Busy`] (503 with `Retry-After`), before any hashing.
+//!
+//! Hashing a new password (`create-admin`, `restore-admin`, the host's own calls)
+//! takes a turn among the verifications but is never refused: an operator's
+//! command waits for its turn.
+
+use crate::error::{Error, Result};
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// How long a refused sign-in is asked to wait.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Waiting verifications per one running, by default.
+const QUEUED_PER_RUNNING: usize = 8;
+
+/// Verifying against this when there is no stored hash (unknown login, or a user
+/// without a password) costs what a real verification costs.
+static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
+    super::accounts::hash_password("dummy password for timing").unwrap_or_default()
+});
+
+/// Password verifications run by sign-in since the process started.
+static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// How many password verifications sign-in has run in this process: tests use it to
+/// show that every failed sign-in, whatever the reason, costs one argon2 verification.
+#[doc(hidden)]
+pub fn sign_in_verifications() -> u64 {
+    VERIFICATIONS.load(Ordering::Relaxed)
+}
+
+/// The password hashing a facade runs at once, and how many may wait (see the
+/// module's docs). Install another with [`Wfs::with_password_work`].
+///
+/// [`Wfs::with_password_work`]: crate::Wfs::with_password_work
+#[derive(Debug)]
+pub struct PasswordWork {
+    at_once: usize,
+    queued: usize,
+    /// Hashing running now.
+    running: Semaphore,
+    /// Verifications running or waiting to.
+    admitted: Semaphore,
+}
+
+impl Default for PasswordWork {
+    /// Half the machine's cores at once (at least one), eight waiting per one running.
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        let at_once = (cores / 2).max(1);
+        Self::new(at_once, at_once * QUEUED_PER_RUNNING)
+    }
+}
+
+impl PasswordWork {
+    /// At most `at_once` hashes at a time (at least one), with `queued` more
+    /// verifications waiting.
+    pub fn new(at_once: usize, queued: usize) -> Self {
+        let at_once = at_once.max(1);
+        Self {
+            at_once,
+            queued,
+            running: Semaphore::new(at_once),
+            admitted: Semaphore::new(at_once + queued),
+        }
+    }
+
+    /// The most hashes run at once.
+    pub fn at_once(&self) -> usize {
+        self.at_once
+    }
+
+    /// The most verifications waiting for a turn.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Checks `password` against a PHC string off the async workers; with no stored
+    /// hash it does the same work against a dummy one and answers `false`.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when as many verifications as may are running and waiting.
+    pub(crate) async fn verify(&self, password: &str, phc: Option<String>) -> Result<bool> {
+        let Ok(_admitted) = self.admitted.try_acquire() else {
+            return Err(Error::Busy { retry_after: RETRY });
+        };
+        let _running = self
+            .running
+            .acquire()
+            .await
+            .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
+        let password = password.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let stored = phc.as_deref().unwrap_or(&DUMMY_HASH);
+            let verified = super::accounts::verify_password(&password, stored);
+            VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
+            phc.is_some() && verified
+        })
+        .await
+        .map_err(|e| Error::internal(format!("password verification failed: {e}")))
+    }
+
+    /// Hashes `password` off the async workers, taking a turn with the
+    /// verifications; never refused.
+    pub(crate) async fn hash(&self, password: &str) -> Result<String> {
+        let _running = self
+            .running
+            .acquire()
+            .await
+            .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
+        let password = password.to_owned();
+        tokio::task::spawn_blocking(move || super::accounts::hash_password(&password))
+            .await
+            .map_err(|e| Error::internal(format!("password hashing failed: {e}")))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn past_the_running_and_the_queued_a_verification_is_refused_before_any_hashing() {
+        let work = Arc::new(PasswordWork::new(1, 2));
+        let phc = work.hash("correct horse").await.unwrap();
+        let attempts: Vec<_> = (0..8)
+            .map(|_| {
+                let work = work.clone();
+                let phc = phc.clone();
+                tokio::spawn(async move { work.verify("wrong horse", Some(phc)).await })
+            })
+            .collect();
+        let mut refused = 0;
+        for attempt in attempts {
+            match attempt.await.unwrap() {
+                Ok(verified) => assert!(!verified),
+                Err(Error::Busy { retry_after }) => {
+                    assert_eq!(retry_after, RETRY);
+                    refused += 1;
+                }
+                Err(other) => panic!("{other}"),
+            }
+        }
+        assert!(
+            refused >= 5,
+            "at most 1 running and 2 waiting: {refused} refused"
+        );
+        assert!(work.verify("correct horse", Some(phc)).await.unwrap());
+    }
+}
