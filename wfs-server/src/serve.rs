@@ -7,8 +7,8 @@ use crate::shutdown::ShutdownSignals;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use refuse::{REFUSALS_AT_ONCE, refuse, reserve_kept, too_many_connections};
@@ -22,7 +22,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
-use wfs_server::conn::{AddressCap, Deadlines, IdleWatch, InFlight, Refused, Slots, Timeouts};
+use wfs_server::conn::{
+    AddressCap, Deadlines, IdleWatch, InFlight, Refused, ServingBody, Slots, Timeouts,
+};
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::{Metrics, record_get};
 use wfs_tower::{Config, PeerAddr, RateLimit, ResponseBody, WfsService, stamp_response};
@@ -287,7 +289,7 @@ impl Background {
 /// What each accepted connection is served with.
 struct Acceptor {
     api: WfsService,
-    builder: auto::Builder<TokioExecutor>,
+    builder: http1::Builder,
     graceful: GracefulShutdown,
     slots: Arc<Slots>,
     per_address: Arc<AddressCap>,
@@ -378,14 +380,14 @@ impl Acceptor {
             let api = api.clone();
             async move {
                 let response = handle(api, peer, req).await;
-                drop(serving);
-                Ok::<_, Infallible>(response)
+                // Served until hyper has sent the whole body.
+                Ok::<_, Infallible>(response.map(|body| ServingBody::new(body, serving)))
             }
         });
         let conn = self
             .builder
-            .serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(svc));
-        let conn = self.graceful.watch(conn.into_owned());
+            .serve_connection(TokioIo::new(io), TowerToHyperService::new(svc));
+        let conn = self.graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(err) = conn.await {
                 tracing::debug!(error = %err, "connection ended with an error");
@@ -406,9 +408,9 @@ impl Acceptor {
 /// (docs/security.md, "HTTP/2"). A partner API sits behind a proxy or load balancer
 /// that speaks HTTP/2 to clients if they want it; HTTP/1.1 keep-alive to it costs
 /// nothing the multiplexing would save.
-fn api_builder() -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new()).http1_only();
-    builder.http1().max_buf_size(MAX_HEAD_BYTES);
+fn api_builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder.max_buf_size(MAX_HEAD_BYTES);
     builder
 }
 
@@ -422,7 +424,7 @@ async fn serve_metrics(
     wfs: Wfs,
     mut stopped: watch::Receiver<bool>,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new()).http1_only();
+    let builder = http1::Builder::new();
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
     loop {
@@ -465,7 +467,7 @@ async fn serve_metrics(
             }
         });
         let conn = builder.serve_connection(TokioIo::new(io), TowerToHyperService::new(svc));
-        let conn = graceful.watch(conn.into_owned());
+        let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(err) = conn.await {
                 tracing::debug!(error = %err, "metrics connection ended with an error");

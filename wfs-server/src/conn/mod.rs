@@ -100,6 +100,44 @@ impl InFlight {
 #[derive(Debug)]
 pub struct Serving(Arc<InFlight>);
 
+/// An answer's body that keeps its request [`Serving`] until hyper has sent all of
+/// it (and dropped it): a connection streaming a large answer is busy, not idle.
+#[derive(Debug)]
+pub struct ServingBody<B> {
+    body: B,
+    _serving: Serving,
+}
+
+impl<B> ServingBody<B> {
+    /// `body`, its request served until it drops.
+    pub fn new(body: B, serving: Serving) -> Self {
+        Self {
+            body,
+            _serving: serving,
+        }
+    }
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for ServingBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
 impl Drop for Serving {
     fn drop(&mut self) {
         self.0.now.fetch_sub(1, Ordering::AcqRel);
@@ -134,6 +172,13 @@ pub struct Deadlines<T> {
     write_stalled: bool,
     /// Tells the connection's slot when it is idle; may close it then.
     watch: IdleWatch,
+    /// Bytes written since the last flush: the connection is not idle until its
+    /// answer has been flushed whole.
+    unflushed: bool,
+    /// The waker of the last read that found nothing: a flush that completes an
+    /// answer wakes it, so the idle phase (and its deadline) starts then, not at the
+    /// next byte or timer.
+    reader: Option<std::task::Waker>,
 }
 
 impl<T> std::fmt::Debug for Deadlines<T> {
@@ -161,6 +206,8 @@ impl<T> Deadlines<T> {
             write_timer: Box::pin(tokio::time::sleep(timeouts.write)),
             write_stalled: false,
             watch,
+            unflushed: false,
+            reader: None,
         }
     }
 
@@ -219,14 +266,15 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
             return Pin::new(&mut this.io).poll_read(cx, buf);
         }
         // A request served since the last read ends the head phase, even one answered
-        // before any read saw it in flight (`/livez`, a 404).
+        // before any read saw it in flight (`/livez`, a 404); the idle phase starts
+        // once its answer has been flushed.
         let started = this.in_flight.started();
-        if this.phase == Phase::Busy || started != this.seen {
+        if (this.phase == Phase::Busy || started != this.seen) && !this.unflushed {
             this.seen = started;
             this.enter(Phase::Idle);
         }
         let before = buf.filled().len();
-        match Pin::new(&mut this.io).poll_read(cx, buf) {
+        match poll_read_at_most(Pin::new(&mut this.io), cx, buf, HEAD_READ_CHUNK) {
             Poll::Ready(Ok(())) => {
                 if this.phase == Phase::Idle && buf.filled().len() > before {
                     this.enter(Phase::Head);
@@ -235,6 +283,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
             }
             Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
             Poll::Pending => {
+                if !this
+                    .reader
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
+                    this.reader = Some(cx.waker().clone());
+                }
                 if this.phase == Phase::Idle && this.watch.evicted(cx) {
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::TimedOut,
@@ -252,6 +307,30 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
     }
 }
 
+/// The most bytes one read takes while a head is awaited. hyper checks its head
+/// limit (`max_buf_size`) before each read, so a read may overshoot it by what one
+/// read takes: by at most this much, whatever the buffer's capacity happens to be.
+const HEAD_READ_CHUNK: usize = 8 * 1024;
+
+/// `io.poll_read` into at most `most` bytes of `buf`.
+fn poll_read_at_most<T: AsyncRead>(
+    io: Pin<&mut T>,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+    most: usize,
+) -> Poll<io::Result<()>> {
+    if buf.remaining() <= most {
+        return io.poll_read(cx, buf);
+    }
+    // Through a buffer of its own (a copy of a head's few bytes; no `unsafe` to
+    // hand the inner read a shorter view of `buf`'s uninitialised tail).
+    let mut chunk = [0u8; HEAD_READ_CHUNK];
+    let mut part = ReadBuf::new(&mut chunk[..most.min(HEAD_READ_CHUNK)]);
+    ready!(io.poll_read(cx, &mut part))?;
+    buf.put_slice(part.filled());
+    Poll::Ready(Ok(()))
+}
+
 impl<T: AsyncWrite + Unpin> AsyncWrite for Deadlines<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
@@ -259,11 +338,22 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadlines<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.unflushed |= matches!(polled, Poll::Ready(Ok(n)) if n > 0);
         self.after_write(cx, polled)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let polled = Pin::new(&mut self.io).poll_flush(cx);
+        if matches!(polled, Poll::Ready(Ok(()))) && self.unflushed {
+            self.unflushed = false;
+            // An answer went out whole: a reader waiting for the next request learns
+            // that the connection is idle now.
+            if !self.in_flight.any()
+                && let Some(reader) = &self.reader
+            {
+                reader.wake_by_ref();
+            }
+        }
         self.after_write(cx, polled)
     }
 
@@ -282,6 +372,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadlines<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.unflushed |= matches!(polled, Poll::Ready(Ok(n)) if n > 0);
         self.after_write(cx, polled)
     }
 }

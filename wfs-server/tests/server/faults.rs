@@ -14,11 +14,12 @@
 
 use crate::common;
 
+use crate::raw::{LIVEZ, connect, connect_from, read_response};
 use common::{Key, Server, create_admin, random_hex, sqlite_url};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,37 +34,6 @@ async fn api_key(http: &reqwest::Client, server: &Server) -> Key {
 // ---------------------------------------------------------------------------------
 // Raw HTTP/1.1 over std sockets
 // ---------------------------------------------------------------------------------
-
-const LIVEZ: &[u8] = b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n";
-
-fn connect(server: &Server) -> TcpStream {
-    let stream = TcpStream::connect(server.addr()).unwrap();
-    stream.set_nodelay(true).unwrap();
-    stream
-}
-
-/// A connection from `source`, a loopback address other than 127.0.0.1 such as
-/// 127.0.0.2: another client, as far as the server can tell.
-fn connect_from(server: &Server, source: &str) -> TcpStream {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-        .unwrap();
-    let stream = runtime.block_on(async {
-        let socket = tokio::net::TcpSocket::new_v4().unwrap();
-        socket
-            .bind(SocketAddr::new(source.parse().unwrap(), 0))
-            .unwrap();
-        socket
-            .connect(server.addr().parse().unwrap())
-            .await
-            .unwrap()
-    });
-    let stream = stream.into_std().unwrap();
-    stream.set_nonblocking(false).unwrap();
-    stream.set_nodelay(true).unwrap();
-    stream
-}
 
 const OPENAPI: &[u8] = b"GET /external/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
 
@@ -107,51 +77,6 @@ fn drain(stream: &mut TcpStream, limit: Duration) -> Option<usize> {
             Err(_) => return Some(total),
         }
     }
-}
-
-/// Reads one response (head, then a `Content-Length` body): its status and body.
-fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            return Err(std::io::Error::new(
-                ErrorKind::UnexpectedEof,
-                format!(
-                    "closed after {:?} of a response head",
-                    String::from_utf8_lossy(&buf)
-                ),
-            ));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response head: {head:?}"));
-    let length: usize = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse().unwrap())
-        })
-        .unwrap_or_else(|| panic!("no Content-Length in {head:?}"));
-    while buf.len() < head_end + length {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            return Err(ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body = String::from_utf8_lossy(&buf[head_end..head_end + length]).into_owned();
-    Ok((status, body))
 }
 
 /// Waits (up to `limit`) for the server to close `stream`: EOF or a reset. Returns how
@@ -321,20 +246,19 @@ fn a_keep_alive_connection_making_a_request_every_second_is_not_cut_at_10_s() {
 
 #[test]
 fn past_max_connections_a_connection_waits_until_one_closes() {
-    // Arrange: two keep-alive connections hold both slots (each answered, then idle).
+    // Arrange: two connections, from two addresses, hold both slots while each sends
+    // its request head (busy, so not closed for pressure as an idle one would be).
     let dir = tempfile::tempdir().unwrap();
     let server = Server::serve(&sqlite_url(&dir))
         .args(&["--max-connections", "2"])
         .start();
     let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut conn = connect(&server);
-        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        conn.write_all(LIVEZ).unwrap();
-        let answer = read_response(&mut conn).unwrap();
-        assert_eq!(answer.0, 200, "{answer:?}");
+    for source in ["127.0.0.3", "127.0.0.4"] {
+        let mut conn = connect_from(&server, source);
+        conn.write_all(b"GET /livez HTTP/1.1\r\n").unwrap();
         held.push(conn);
     }
+    std::thread::sleep(Duration::from_millis(200));
 
     // Act: a third request waits in the backlog.
     let mut third = connect(&server);

@@ -19,10 +19,12 @@
 )]
 
 mod common;
+mod raw;
 mod redis_server;
 
 mod cli;
 mod demo;
+mod fair_share;
 mod faults;
 mod leaked;
 mod logging;
