@@ -32,6 +32,7 @@ mod conditional;
 mod database_sharing;
 mod embedding;
 mod events;
+mod fair_share;
 mod feed_consistency;
 mod feed_follow;
 mod hardening;

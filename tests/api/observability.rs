@@ -267,10 +267,10 @@ async fn over_real_http_a_valid_id_is_kept_and_an_invalid_one_replaced() {
 
 /// A log sink the test reads back.
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Captured {
-    fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let bytes = self.0.lock().unwrap();
         String::from_utf8_lossy(&bytes)
             .lines()
