@@ -8,7 +8,6 @@ pub use crate::domain::validate::normalize_email;
 use crate::entity::{company, membership, user};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, UserId};
-use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
 
 /// Input of [`Wfs::create_company_with_admin`].
@@ -61,24 +60,9 @@ pub struct RestoredAdmin {
     pub created_user: bool,
 }
 
-/// Hashes a password with argon2id and a random salt (PHC string).
-pub fn hash_password(password: &str) -> Result<String> {
-    Argon2::default()
-        .hash_password(password.as_bytes())
-        .map(|h| h.to_string())
-        .map_err(|e| Error::internal(format!("password hashing failed: {e}")))
-}
-
-/// Checks a password against a PHC string; a malformed hash never verifies.
-pub fn verify_password(password: &str, phc: &str) -> bool {
-    Argon2::default()
-        .verify_password(password.as_bytes(), phc)
-        .is_ok()
-}
-
-// Bounded per facade since the fair-share change; kept here for the tests that
-// count a sign-in's hashing work.
-pub use super::password_work::sign_in_verifications;
+// The hashing itself, with the bound on how much runs at once, lives in
+// `password_work`; re-exported here, where hosts and tests have always found it.
+pub use super::password_work::{hash_password, sign_in_verifications, verify_password};
 
 /// The operator's password rule (also `create-admin`'s).
 fn check_password(password: &str) -> Result<()> {
@@ -314,47 +298,5 @@ mod tests {
         ] {
             assert!(normalize_email("e", bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn passwords_verify_only_against_their_own_hash() {
-        let phc = hash_password("correct horse").unwrap();
-        assert!(phc.starts_with("$argon2id$"));
-        assert!(verify_password("correct horse", &phc));
-        assert!(!verify_password("wrong horse", &phc));
-        assert!(!verify_password("correct horse", "not a hash"));
-    }
-
-    /// On a one-thread runtime, a task that ticks every millisecond keeps ticking
-    /// while a password is hashed and verified: argon2 never holds the async worker
-    /// (it would stall every request of a host for tens of milliseconds).
-    #[tokio::test(flavor = "current_thread")]
-    async fn argon2_runs_off_the_async_worker() {
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        let work = super::super::password_work::PasswordWork::new(1, 1);
-        let ticks = Arc::new(AtomicU64::new(0));
-        let ticker = tokio::spawn({
-            let ticks = ticks.clone();
-            async move {
-                loop {
-                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-                    ticks.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        });
-        tokio::task::yield_now().await;
-
-        let before = ticks.load(Ordering::Relaxed);
-        let phc = work.hash("correct horse").await.unwrap();
-        let while_hashing = ticks.load(Ordering::Relaxed) - before;
-        let before = ticks.load(Ordering::Relaxed);
-        let verified = work.verify("correct horse", Some(phc)).await.unwrap();
-        let while_verifying = ticks.load(Ordering::Relaxed) - before;
-        ticker.abort();
-
-        assert!(verified);
-        assert!(while_hashing > 0, "the worker was held while hashing");
-        assert!(while_verifying > 0, "the worker was held while verifying");
     }
 }

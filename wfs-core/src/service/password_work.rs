@@ -15,6 +15,7 @@
 //! command waits for its turn.
 
 use crate::error::{Error, Result};
+use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -26,11 +27,27 @@ const RETRY: Duration = Duration::from_secs(1);
 /// Waiting verifications per one running, by default.
 const QUEUED_PER_RUNNING: usize = 8;
 
+/// Hashes a password with argon2id and a random salt (PHC string), on the calling
+/// thread: the facade's operations use [`PasswordWork`], which runs it off the async
+/// workers.
+pub fn hash_password(password: &str) -> Result<String> {
+    Argon2::default()
+        .hash_password(password.as_bytes())
+        .map(|h| h.to_string())
+        .map_err(|e| Error::internal(format!("password hashing failed: {e}")))
+}
+
+/// Checks a password against a PHC string; a malformed hash never verifies.
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    Argon2::default()
+        .verify_password(password.as_bytes(), phc)
+        .is_ok()
+}
+
 /// Verifying against this when there is no stored hash (unknown login, or a user
 /// without a password) costs what a real verification costs.
-static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
-    super::accounts::hash_password("dummy password for timing").unwrap_or_default()
-});
+static DUMMY_HASH: LazyLock<String> =
+    LazyLock::new(|| hash_password("dummy password for timing").unwrap_or_default());
 
 /// Password verifications run by sign-in since the process started.
 static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
@@ -105,7 +122,7 @@ impl PasswordWork {
         let password = password.to_owned();
         tokio::task::spawn_blocking(move || {
             let stored = phc.as_deref().unwrap_or(&DUMMY_HASH);
-            let verified = super::accounts::verify_password(&password, stored);
+            let verified = verify_password(&password, stored);
             VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
             phc.is_some() && verified
         })
@@ -122,7 +139,7 @@ impl PasswordWork {
             .await
             .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
         let password = password.to_owned();
-        tokio::task::spawn_blocking(move || super::accounts::hash_password(&password))
+        tokio::task::spawn_blocking(move || hash_password(&password))
             .await
             .map_err(|e| Error::internal(format!("password hashing failed: {e}")))?
     }
@@ -132,6 +149,48 @@ impl PasswordWork {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn passwords_verify_only_against_their_own_hash() {
+        let phc = hash_password("correct horse").unwrap();
+        assert!(phc.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse", &phc));
+        assert!(!verify_password("wrong horse", &phc));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    /// On a one-thread runtime, a task that ticks every millisecond keeps ticking
+    /// while a password is hashed and verified: argon2 never holds the async worker
+    /// (it would stall every request of a host for tens of milliseconds).
+    #[tokio::test(flavor = "current_thread")]
+    async fn argon2_runs_off_the_async_worker() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let work = PasswordWork::new(1, 1);
+        let ticks = Arc::new(AtomicU64::new(0));
+        let ticker = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                    ticks.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        tokio::task::yield_now().await;
+
+        let before = ticks.load(Ordering::Relaxed);
+        let phc = work.hash("correct horse").await.unwrap();
+        let while_hashing = ticks.load(Ordering::Relaxed) - before;
+        let before = ticks.load(Ordering::Relaxed);
+        let verified = work.verify("correct horse", Some(phc)).await.unwrap();
+        let while_verifying = ticks.load(Ordering::Relaxed) - before;
+        ticker.abort();
+
+        assert!(verified);
+        assert!(while_hashing > 0, "the worker was held while hashing");
+        assert!(while_verifying > 0, "the worker was held while verifying");
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn past_the_running_and_the_queued_a_verification_is_refused_before_any_hashing() {
