@@ -100,6 +100,12 @@ impl InFlight {
 #[derive(Debug)]
 pub struct Serving(Arc<InFlight>);
 
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// An answer's body that keeps its request [`Serving`] until hyper has sent all of
 /// it (and dropped it): a connection streaming a large answer is busy, not idle.
 #[derive(Debug)]
@@ -135,12 +141,6 @@ impl<B: http_body::Body + Unpin> http_body::Body for ServingBody<B> {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        self.0.now.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
