@@ -261,8 +261,9 @@ fn is_unavailable(err: &sea_orm::DbErr) -> bool {
 /// joined (or a host's own isolation level) can still meet one, and a single such
 /// collision must answer "retry", not "bug".
 fn is_transient(db: &dyn sea_orm::sqlx::error::DatabaseError) -> bool {
-    use sea_orm::sqlx::error::DatabaseError as _;
+    #[cfg(feature = "sqlite")]
     if let Some(sqlite) = db.try_downcast_ref::<sea_orm::sqlx::sqlite::SqliteError>() {
+        use sea_orm::sqlx::error::DatabaseError as _;
         // SQLITE_BUSY and SQLITE_LOCKED, with their extended codes (the low byte).
         return sqlite
             .code()

@@ -40,6 +40,7 @@
 
 mod cache;
 pub mod clock;
+mod crypto;
 pub mod domain;
 #[doc(hidden)]
 pub mod entity;

@@ -147,10 +147,19 @@ impl Config {
     /// password.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.redis_url {
+            #[cfg(feature = "redis")]
             crate::redis_url::parse_redis_url(url).map_err(|reason| ConfigError {
                 setting: "redis_url",
                 reason,
             })?;
+            #[cfg(not(feature = "redis"))]
+            return Err(ConfigError {
+                setting: "redis_url",
+                reason: format!(
+                    "{}: this build of wfs-tower has no Redis support (its `redis` feature)",
+                    crate::redis_url::redact_url(url)
+                ),
+            });
         }
         if self.redis_timeout.is_zero() {
             return Err(ConfigError {

@@ -40,12 +40,34 @@ mod held;
 mod openapi;
 mod panic;
 mod rate_limit;
+#[cfg(feature = "redis")]
 mod redis_conn;
+/// Without the `redis` feature there is no Redis to connect to: the connection type
+/// has no value, so every count stays in the process.
+#[cfg(not(feature = "redis"))]
+mod redis_conn {
+    /// No value of it exists.
+    pub(crate) enum RedisConn {}
+
+    impl RedisConn {
+        /// Always `None`; a `redis_url` (which `Config::validate` refuses in this build)
+        /// is logged and ignored.
+        pub(crate) fn open(config: &crate::Config) -> Option<std::sync::Arc<Self>> {
+            if config.redis_url.is_some() {
+                tracing::error!(
+                    "redis_url is set, but wfs-tower was built without its `redis` feature: every count stays in this process"
+                );
+            }
+            None
+        }
+    }
+}
 mod redis_url;
 mod reply;
 mod request_id;
 mod router;
 mod service;
+#[cfg(feature = "redis")]
 mod sign_in_throttle;
 mod sync;
 pub mod telemetry;

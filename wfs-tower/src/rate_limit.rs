@@ -20,8 +20,8 @@
 //!
 //! # Where the counts live
 //!
-//! Without [`Config::redis_url`](crate::Config::redis_url) each process keeps its own counts (governor's keyed
-//! limiter), so behind a load balancer every server allows a key the whole limit.
+//! Without [`Config::redis_url`](crate::Config::redis_url) each process keeps its own counts (the
+//! same GCRA, `local_store`), so behind a load balancer every server allows a key the whole limit.
 //! With it, the state of a key (its GCRA "theoretical arrival time") lives in Redis
 //! under `wfs:rl:<key id>` and one Lua script ([`redis_store`]) decides atomically
 //! on Redis's own clock, so every server sharing that Redis shares one budget per
@@ -36,15 +36,18 @@
 //! waiting. Failures are counted (`wfs_rate_limit_store_errors_total`) and logged at most once a
 //! minute; the first answer after an outage is logged too.
 
+mod gcra;
 mod local_store;
+#[cfg(feature = "redis")]
 mod redis_store;
 
 use crate::config::RateLimit;
 use crate::redis_conn::RedisConn;
-use governor::Quota;
+use gcra::{ScriptParams, answer_to_verdict};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use local_store::LocalStore;
-use redis_store::{RedisStore, ScriptParams, answer_to_verdict};
+#[cfg(feature = "redis")]
+use redis_store::RedisStore;
 use std::sync::Arc;
 use std::time::Duration;
 use wfs_core::ApiKeyId;
@@ -135,6 +138,7 @@ impl Gcra {
 }
 
 /// Where the counts live.
+#[cfg(feature = "redis")]
 enum Store {
     /// In this process only.
     Process,
@@ -147,6 +151,7 @@ enum Store {
 pub(crate) struct KeyLimiter {
     /// This process's counts: the store without Redis, the fallback with it.
     local: LocalStore,
+    #[cfg(feature = "redis")]
     store: Store,
     gcra: Gcra,
     /// `RateLimit-Policy`, the same on every answer.
@@ -158,19 +163,25 @@ impl KeyLimiter {
     /// connects to nothing yet: with Redis, the connection opens in the background
     /// (inside a Tokio runtime) or at the first request.
     pub(crate) fn new(limit: RateLimit, redis: Option<Arc<RedisConn>>) -> Self {
-        let quota = Quota::per_second(limit.per_second).allow_burst(limit.burst);
+        // One request's worth of quota comes back every `1 s / per_second` (to the
+        // nanosecond, as governor's `Quota::per_second`); a drained burst refills in
+        // `burst` of those.
         let burst = limit.burst.get();
-        let window = whole_seconds(quota.burst_size_replenished_in()).max(1);
-        let gcra = Gcra {
-            burst,
-            interval: quota.replenish_interval(),
-        };
+        let interval = Duration::from_secs(1) / limit.per_second.get();
+        let window = whole_seconds(interval * burst).max(1);
+        let gcra = Gcra { burst, interval };
+        #[cfg(feature = "redis")]
         let store = match redis {
             None => Store::Process,
             Some(conn) => Store::Redis(RedisStore::new(conn, gcra)),
         };
+        #[cfg(not(feature = "redis"))]
+        if let Some(conn) = redis {
+            match *conn {}
+        }
         Self {
             local: LocalStore::new(ScriptParams::new(gcra)),
+            #[cfg(feature = "redis")]
             store,
             gcra,
             policy: HeaderValue::from_str(&format!("\"default\";q={burst};w={window}"))
@@ -182,6 +193,7 @@ impl KeyLimiter {
     /// its standing and the wait before a request is allowed again. With Redis, this
     /// waits at most [`Config::redis_timeout`](crate::Config::redis_timeout) for it.
     pub(crate) async fn check(&self, key: &ApiKeyId) -> Verdict {
+        #[cfg(feature = "redis")]
         if let Store::Redis(redis) = &self.store
             && let Some(verdict) = redis.check(key).await
         {
@@ -202,6 +214,7 @@ impl KeyLimiter {
     /// counted it.
     pub(crate) async fn refund(&self, key: &ApiKeyId) {
         self.local.refund(key);
+        #[cfg(feature = "redis")]
         if let Store::Redis(redis) = &self.store {
             redis.refund(key).await;
         }
@@ -279,6 +292,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "redis")]
     #[tokio::test]
     async fn a_redis_that_refuses_connections_leaves_the_decisions_to_the_process() {
         // A loopback port nothing listens on: every connection is refused at once.
@@ -312,6 +326,7 @@ mod tests {
         assert!(l.check(&key).await.is_err());
     }
 
+    #[cfg(feature = "redis")]
     #[test]
     fn a_config_shows_its_redis_url_without_the_password() {
         let config = Config {
@@ -324,6 +339,7 @@ mod tests {
         assert_eq!(config.validate(), Ok(()));
     }
 
+    #[cfg(feature = "redis")]
     #[test]
     fn a_url_that_does_not_parse_leaves_the_limit_in_the_process() {
         let config = Config {

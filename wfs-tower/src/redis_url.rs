@@ -2,10 +2,12 @@
 //! use, and how they are shown without their passwords.
 
 /// The schemes this build can connect to (no TLS: `rediss://` is refused).
+#[cfg(feature = "redis")]
 const SCHEMES: [&str; 5] = ["redis", "valkey", "unix", "redis+unix", "valkey+unix"];
 
 /// Checks that `url` is a Redis URL this build can connect to, and opens the client
 /// for it (which connects to nothing). The reason never holds the password.
+#[cfg(feature = "redis")]
 pub(crate) fn parse_redis_url(url: &str) -> Result<redis::Client, String> {
     let parsed = url::Url::parse(url).map_err(|err| {
         format!("not a URL ({err}); expected redis://[user:password@]host[:port][/db]")
@@ -63,6 +65,7 @@ pub(crate) fn redact_url(url: &str) -> String {
 }
 
 /// The passwords in `url`, as written and percent-decoded.
+#[cfg(feature = "redis")]
 pub(crate) fn secrets(url: &str) -> Vec<String> {
     let Ok(parsed) = url::Url::parse(url) else {
         return Vec::new();
@@ -88,13 +91,14 @@ pub(crate) fn secrets(url: &str) -> Vec<String> {
 }
 
 /// `text` with each of `secrets` replaced by `***`.
+#[cfg(feature = "redis")]
 pub(crate) fn scrub(text: &str, secrets: &[String]) -> String {
     secrets
         .iter()
         .fold(text.to_owned(), |text, secret| text.replace(secret, "***"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "redis"))]
 mod tests {
     use super::*;
 

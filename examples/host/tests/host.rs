@@ -15,6 +15,7 @@ use reqwest::StatusCode;
 use sea_orm::{ConnectionTrait, Database, DbBackend, Statement};
 use serde_json::{Value, json};
 use std::time::Duration;
+use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::{EventData, EventsFrom};
 use wfs_example_host::Host;
@@ -187,4 +188,71 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
         2,
         "the slot's first shift and the order's"
     );
+}
+
+/// What a host does with its own TLS and tokens: a rustls client configuration from
+/// the process's provider, and an HS256 session token signed and checked with
+/// jsonwebtoken. In this crate's graph rustls has ring alone and jsonwebtoken RustCrypto
+/// alone; wfs on `rustls-ring` adds neither aws-lc-rs nor a second jsonwebtoken
+/// backend, so neither library has to guess (and panic).
+fn the_hosts_own_tls_and_tokens() {
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    assert!(config.alpn_protocols.is_empty());
+    let key = b"the host's own session secret";
+    let claims = json!({"sub": "host-user-1", "exp": 4_102_444_800_u64});
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(key),
+    )
+    .expect("the host signs its own token");
+    let read = jsonwebtoken::decode::<Value>(
+        &token,
+        &jsonwebtoken::DecodingKey::from_secret(key),
+        &jsonwebtoken::Validation::default(),
+    )
+    .expect("the host checks its own token");
+    assert_eq!(read.claims["sub"], "host-user-1");
+}
+
+#[test]
+fn with_wfs_in_its_graph_the_hosts_own_rustls_and_jsonwebtoken_do_not_panic() {
+    the_hosts_own_tls_and_tokens();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn wfs_signs_in_on_the_hosts_crypto_backends_and_the_host_keeps_its_own() {
+    // Arrange: wfs starts in the host (its facade installs jsonwebtoken's default, the
+    // backend already the only one here).
+    let host = Host::open(&fresh_database().await, SECRET).await.unwrap();
+    let wfs = host.wfs();
+    let tx = wfs.begin().await.unwrap();
+    wfs.create_company_with_admin(
+        &*tx,
+        NewCompanyAdmin {
+            company_name: "Acme Catering".into(),
+            email: "admin@acme.test".into(),
+            password: "correct-horse-battery".into(),
+            first_name: "Ada".into(),
+            last_name: "Admin".into(),
+        },
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    // Act
+    let signed_in = wfs
+        .sign_in("admin@acme.test", "correct-horse-battery", None)
+        .await
+        .expect("wfs signs in on RustCrypto");
+
+    // Assert: wfs's token is good, and the host's own crypto still works after wfs.
+    wfs.authenticate_admin(&signed_in.access_token)
+        .await
+        .expect("wfs checks its token");
+    the_hosts_own_tls_and_tokens();
 }

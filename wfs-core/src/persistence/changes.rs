@@ -58,7 +58,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -108,7 +108,7 @@ pub(crate) enum Topic {
 
 impl Topic {
     /// The `NOTIFY` payload.
-    fn payload(&self) -> String {
+    pub(super) fn payload(&self) -> String {
         match self {
             Topic::Key(client_id) => format!("k:{client_id}"),
             Topic::JobRoles(company) => format!("r:{company}"),
@@ -364,7 +364,7 @@ impl Changes {
     }
 
     /// Another process's change, heard on the channel.
-    fn heard(&self, payload: &str) {
+    pub(super) fn heard(&self, payload: &str) {
         match Topic::parse(payload) {
             Some(Topic::Events) => self.events_moved(),
             Some(Topic::Feed(company)) => self.waiters.wake(company),
@@ -374,7 +374,7 @@ impl Changes {
     }
 
     /// Whether this process hears every change; deafness empties the caches.
-    fn set_hearing(&self, hearing: bool) {
+    pub(super) fn set_hearing(&self, hearing: bool) {
         self.caches.clear();
         self.hearing.store(hearing, Ordering::Release);
         // Emptied again once hearing: a read that filled between the first clear and
@@ -384,112 +384,6 @@ impl Changes {
             // Events committed elsewhere while deaf were not heard: look.
             self.events_moved();
             self.waiters.wake_all();
-        }
-    }
-}
-
-/// Sends settled topics to every process on PostgreSQL, several per statement, until
-/// the store is gone. A failed send is logged and dropped: [`POSTGRES_TTL`] bounds what
-/// it leaves stale.
-pub(crate) fn notify(
-    mut outbox: mpsc::UnboundedReceiver<Topic>,
-    pool: sea_orm::sqlx::PgPool,
-    channel: Arc<str>,
-) {
-    tokio::spawn(async move {
-        let mut batch = Vec::new();
-        while outbox.recv_many(&mut batch, 256).await > 0 {
-            let mut payloads: Vec<String> = batch.drain(..).map(|t| t.payload()).collect();
-            payloads.sort_unstable();
-            payloads.dedup();
-            let sent = sea_orm::sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
-                .bind(&*channel)
-                .bind(&payloads)
-                .execute(&pool)
-                .await;
-            if let Err(err) = sent {
-                tracing::warn!(error = %err, changes = payloads.len(), "could not notify other servers of changes; their caches expire them");
-            }
-        }
-    });
-}
-
-/// Listens for other processes' changes on PostgreSQL for as long as `changes` lives:
-/// on a connection of its own to `url`, or without one on a connection of `pool`
-/// (held while listening).
-pub(crate) fn listen(
-    changes: &Arc<Changes>,
-    pool: sea_orm::sqlx::PgPool,
-    url: Option<String>,
-    channel: Arc<str>,
-) {
-    let weak = Arc::downgrade(changes);
-    tokio::spawn(async move {
-        let mut backoff = Duration::from_millis(50);
-        loop {
-            if weak.strong_count() == 0 {
-                return;
-            }
-            match listen_once(&weak, &pool, url.as_deref(), &channel).await {
-                Ok(()) => return,
-                Err(err) => {
-                    if let Some(changes) = weak.upgrade() {
-                        changes.set_hearing(false);
-                    }
-                    tracing::warn!(error = %err, "change listener lost its connection; caches off until it is back");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-            }
-        }
-    });
-}
-
-/// One listening connection, until it fails (`Err`) or the store is gone (`Ok`).
-async fn listen_once(
-    weak: &Weak<Changes>,
-    pool: &sea_orm::sqlx::PgPool,
-    url: Option<&str>,
-    channel: &str,
-) -> Result<(), sea_orm::sqlx::Error> {
-    use sea_orm::sqlx::postgres::PgListener;
-    let mut listener = match url {
-        Some(url) => PgListener::connect(url).await?,
-        None => PgListener::connect_with(pool).await?,
-    };
-    listener.eager_reconnect(false);
-    listener.listen(channel).await?;
-    match weak.upgrade() {
-        Some(changes) => changes.set_hearing(true),
-        None => return Ok(()),
-    }
-    let mut pinged = false;
-    loop {
-        match tokio::time::timeout(HEARTBEAT, listener.try_recv()).await {
-            Ok(Ok(Some(note))) => {
-                pinged = false;
-                match weak.upgrade() {
-                    Some(changes) => changes.heard(note.payload()),
-                    None => return Ok(()),
-                }
-            }
-            Ok(Ok(None)) => return Err(sea_orm::sqlx::Error::PoolClosed),
-            Ok(Err(err)) => return Err(err),
-            Err(_silence) if pinged => {
-                return Err(sea_orm::sqlx::Error::Protocol(format!(
-                    "no heartbeat back within {HEARTBEAT:?}"
-                )));
-            }
-            Err(_silence) => {
-                if weak.strong_count() == 0 {
-                    return Ok(());
-                }
-                pinged = true;
-                sea_orm::sqlx::query("SELECT pg_notify($1, '')")
-                    .bind(channel)
-                    .execute(pool)
-                    .await?;
-            }
         }
     }
 }

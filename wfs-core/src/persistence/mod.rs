@@ -28,6 +28,8 @@
 //! [`SqliteTransactionMode::Immediate`].
 
 pub(crate) mod changes;
+#[cfg(feature = "postgres")]
+mod listener;
 /// The table definitions, which live below every module that reads rows
 /// (`crate::entity`); re-exported here, where hosts and tests have always found them.
 pub use crate::entity;
@@ -45,6 +47,7 @@ pub use schema::{MAX_SCHEMA_LEN, MIGRATIONS_TABLE, SchemaName};
 use crate::error::{Error, Result};
 use changes::Changes;
 use qualified::{AfterCommit, Borrowed, OpenWrites, Registered};
+#[cfg(feature = "sqlite")]
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
     AccessMode, ConnectOptions, ConnectionTrait, Database, DatabaseBackend, DatabaseConnection,
@@ -167,6 +170,7 @@ impl Store {
             opts.idle_timeout(None::<Duration>)
                 .max_lifetime(None::<Duration>);
         }
+        #[cfg(feature = "sqlite")]
         opts.map_sqlx_sqlite_opts(|o| {
             o.journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
@@ -211,15 +215,20 @@ impl Store {
         let channel = changes::channel(schema.as_ref());
         let (changes, outbox) = Changes::new(backend);
         let changes = Arc::new(changes);
+        // Only a PostgreSQL store has an outbox, and only the `postgres` feature
+        // connects to one.
+        #[cfg(feature = "postgres")]
         if let Some(outbox) = outbox {
             let pool = db.get_postgres_connection_pool().clone();
-            changes::notify(outbox, pool.clone(), channel.clone());
+            listener::notify(outbox, pool.clone(), channel.clone());
             let url = match listen {
                 Listen::Url(url) => Some(url),
                 Listen::Pool => None,
             };
-            changes::listen(&changes, pool, url, channel);
+            listener::listen(&changes, pool, url, channel);
         }
+        #[cfg(not(feature = "postgres"))]
+        let _ = (outbox, channel, listen);
         let schema = schema.map(Arc::new);
         Self {
             db: Qualified::new(db, schema.clone(), None),
@@ -295,10 +304,12 @@ impl Store {
     /// The pool's open and idle connections (idle at most open), for the metrics.
     pub fn pool_connections(&self) -> (u32, u32) {
         let (open, idle) = match self.backend() {
+            #[cfg(feature = "postgres")]
             DatabaseBackend::Postgres => {
                 let pool = self.db.inner().get_postgres_connection_pool();
                 (pool.size(), pool.num_idle())
             }
+            #[cfg(feature = "sqlite")]
             DatabaseBackend::Sqlite => {
                 let pool = self.db.inner().get_sqlite_connection_pool();
                 (pool.size(), pool.num_idle())

@@ -49,6 +49,7 @@ impl TokenKeys {
                 "the JWT secret must be at least {MIN_SECRET_LEN} bytes"
             )));
         }
+        crate::crypto::install_defaults();
         Ok(Self {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),

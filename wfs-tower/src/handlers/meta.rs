@@ -8,9 +8,13 @@ use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
 use http::StatusCode;
 
-pub(crate) static ROUTES: [Entry; 3] = [
+pub(crate) static ROUTES: &[Entry] = &[
     route!(Access::Public, get_openapi, __path_get_openapi),
+    // The interactive reference only with the `swagger-ui` feature: its assets are
+    // 1.7 MB of the binary.
+    #[cfg(feature = "swagger-ui")]
     route!(undocumented GET "/external/v1/docs", Access::Public, get_docs_page),
+    #[cfg(feature = "swagger-ui")]
     route!(undocumented GET "/external/v1/docs/{file}", Access::Public, get_docs_asset),
 ];
 
@@ -75,11 +79,13 @@ fn admits_json(headers: &http::HeaderMap) -> bool {
 }
 
 /// The interactive API reference (Swagger UI) over the document.
+#[cfg(feature = "swagger-ui")]
 pub(crate) async fn get_docs_page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     super::docs::page(ctx.headers)
 }
 
 /// A file of the interactive API reference.
+#[cfg(feature = "swagger-ui")]
 pub(crate) async fn get_docs_asset(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     super::docs::asset(ctx.id(), ctx.query, ctx.headers)
 }

@@ -45,6 +45,7 @@ macro_rules! route {
 
 pub(crate) mod audit_log;
 pub(crate) mod auth;
+#[cfg(feature = "swagger-ui")]
 mod docs;
 pub(crate) mod job_roles;
 pub(crate) mod locations;
@@ -142,7 +143,7 @@ pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
             &schedules::ROUTES,
             &workforce::ROUTES,
             &webhooks::ROUTES,
-            &meta::ROUTES,
+            meta::ROUTES,
         ])
     });
     ROUTES.iter()

@@ -46,6 +46,13 @@ pub(crate) enum At {
     Documented(Doc),
     /// A route the document leaves out (the interactive reference's page and assets,
     /// which are not operations of the API), so its method and path are written here.
+    #[cfg_attr(
+        not(feature = "swagger-ui"),
+        expect(
+            dead_code,
+            reason = "only the API reference's page and assets are undocumented"
+        )
+    )]
     Undocumented { method: Method, path: &'static str },
 }
 

@@ -1,10 +1,10 @@
 //! The rate-limit counts of this process: the GCRA of the Redis script, step for step
-//! (`redis_store::step`), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
+//! (`gcra::step`), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
 //! stores thus make the same decisions, and both can give a request back
 //! ([`LocalStore::refund`]): an answer that does not count against the limit (a
 //! `304 Not Modified`).
 
-use super::redis_store::{ScriptParams, step};
+use super::gcra::{ScriptParams, step};
 use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;

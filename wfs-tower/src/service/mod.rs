@@ -15,6 +15,7 @@ use crate::redis_conn::RedisConn;
 use crate::reply::Reply;
 use crate::request_id::{RequestId, X_REQUEST_ID};
 use crate::router::Router;
+#[cfg(feature = "redis")]
 use crate::sign_in_throttle::SharedSignInThrottle;
 use crate::telemetry;
 use crate::unknown_keys::Described;
@@ -88,10 +89,13 @@ impl WfsService {
         telemetry::describe();
         let redis = RedisConn::open(&config);
         let wfs = match &redis {
+            #[cfg(feature = "redis")]
             Some(conn) => {
                 let throttle = SharedSignInThrottle::new(conn.clone(), wfs.pseudonyms());
                 wfs.with_sign_in_limits(throttle)
             }
+            #[cfg(not(feature = "redis"))]
+            Some(conn) => match **conn {},
             None => wfs,
         };
         Self {

@@ -49,6 +49,7 @@ mod address;
 mod claim;
 mod record;
 mod send;
+mod tls;
 
 use address::Resolver;
 
@@ -120,7 +121,7 @@ impl Worker {
     /// [`Error::Internal`] when the HTTP client cannot be built.
     pub fn new(wfs: Wfs) -> Result<Self> {
         let settings = wfs.webhooks().settings().clone();
-        let http = reqwest::Client::builder()
+        let http = tls::client_builder()?
             .redirect(reqwest::redirect::Policy::none())
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout)

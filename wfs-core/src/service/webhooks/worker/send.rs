@@ -192,12 +192,12 @@ fn classify(err: &reqwest::Error, timeout: Duration) -> AttemptError {
     }
 }
 
-/// Whether `cause` is rustls's. tokio-rustls hands a handshake's failure over as an
+/// Whether `cause` is the TLS stack's. tokio-rustls hands a handshake's failure over as an
 /// I/O error around it, which the connector wraps in another; an I/O error's
 /// `source` skips the error it wraps, so they are opened one by one.
 fn is_tls(mut cause: &(dyn std::error::Error + 'static)) -> bool {
     loop {
-        if cause.is::<rustls::Error>() {
+        if super::tls::is_tls_error(cause) {
             return true;
         }
         match cause
