@@ -64,6 +64,7 @@ impl Caches {
         }
     }
 
+    #[cfg(feature = "postgres")]
     pub(crate) fn clear(&self) {
         self.keys.clear();
         self.unknown_keys.clear();
@@ -180,6 +181,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         map.remove(key);
     }
 
+    #[cfg(feature = "postgres")]
     pub(crate) fn clear(&self) {
         let mut map = self
             .map

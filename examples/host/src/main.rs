@@ -1,7 +1,7 @@
 //! Runs the example host on PostgreSQL:
 //!
 //! ```text
-//! DATABASE_URL=postgres://user@127.0.0.1/app cargo run -p wfs-example-host
+//! DATABASE_URL=postgres://user@127.0.0.1/app cargo run --manifest-path examples/host/Cargo.toml
 //! ```
 //!
 //! It listens on `HOST_BIND` (default `127.0.0.1:3000`): `POST /tenants`,

@@ -35,8 +35,8 @@
 //! While the listening connection is not listening (starting, lost, reconnecting) the
 //! caches are not used at all, and they are emptied whenever listening starts again.
 //! A connection that dies without a TCP error is found by a heartbeat: every
-//! [`HEARTBEAT`] of silence the listener notifies itself, and if that does not come
-//! back within another [`HEARTBEAT`] it reconnects, deaf meanwhile.
+//! heartbeat of silence (`listener::HEARTBEAT`) the listener notifies itself, and if
+//! that does not come back within another it reconnects, deaf meanwhile.
 //!
 //! # Events written
 //!
@@ -47,6 +47,9 @@
 //! [`Topic::Events`]). A stream woken this way reads committed rows only, so a wake-up
 //! for a rolled-back write finds nothing; a stream also polls, for writes this hub
 //! does not see.
+
+#[cfg(feature = "postgres")]
+pub(super) mod listener;
 
 use super::waiters::Waiters;
 use crate::cache::{Caches, ReadCache};
@@ -75,9 +78,6 @@ pub(crate) fn channel(schema: Option<&super::SchemaName>) -> Arc<str> {
     }
 }
 
-/// The silence after which a listener checks its connection is still alive.
-pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
-
 /// How long a cached read lives on PostgreSQL, where another process's change may
 /// reach this one late or never (see the module docs): the bound on a stale answer,
 /// under the 100 ms this project promises for a revoked key.
@@ -104,31 +104,6 @@ pub(crate) enum Topic {
     /// A company's workforce feed moved: a change took one of its resource versions
     /// (wakes the feed's held reads, [`super::waiters`]; nothing is cached).
     Feed(CompanyId),
-}
-
-impl Topic {
-    /// The `NOTIFY` payload.
-    pub(super) fn payload(&self) -> String {
-        match self {
-            Topic::Key(client_id) => format!("k:{client_id}"),
-            Topic::JobRoles(company) => format!("r:{company}"),
-            Topic::Endpoints(company) => format!("e:{company}"),
-            Topic::Events => "v:".to_owned(),
-            Topic::Feed(company) => format!("w:{company}"),
-        }
-    }
-
-    /// A payload back into its topic; `None` for the heartbeat and anything unknown.
-    fn parse(payload: &str) -> Option<Topic> {
-        match payload.split_once(':')? {
-            ("k", client_id) => Some(Topic::Key(client_id.to_owned())),
-            ("r", company) => company.parse().ok().map(Topic::JobRoles),
-            ("e", company) => company.parse().ok().map(Topic::Endpoints),
-            ("v", "") => Some(Topic::Events),
-            ("w", company) => company.parse().ok().map(Topic::Feed),
-            _ => None,
-        }
-    }
 }
 
 impl Caches {
@@ -360,30 +335,6 @@ impl Changes {
                 // Closed only when the store is gone: nobody is left to tell.
                 let _ = notifier.send(topic);
             }
-        }
-    }
-
-    /// Another process's change, heard on the channel.
-    pub(super) fn heard(&self, payload: &str) {
-        match Topic::parse(payload) {
-            Some(Topic::Events) => self.events_moved(),
-            Some(Topic::Feed(company)) => self.waiters.wake(company),
-            Some(topic) => self.caches.invalidate(&topic),
-            None => {}
-        }
-    }
-
-    /// Whether this process hears every change; deafness empties the caches.
-    pub(super) fn set_hearing(&self, hearing: bool) {
-        self.caches.clear();
-        self.hearing.store(hearing, Ordering::Release);
-        // Emptied again once hearing: a read that filled between the first clear and
-        // the switch read data a missed notification may have changed since.
-        self.caches.clear();
-        if hearing {
-            // Events committed elsewhere while deaf were not heard: look.
-            self.events_moved();
-            self.waiters.wake_all();
         }
     }
 }

@@ -28,8 +28,6 @@
 //! [`SqliteTransactionMode::Immediate`].
 
 pub(crate) mod changes;
-#[cfg(feature = "postgres")]
-mod listener;
 /// The table definitions, which live below every module that reads rows
 /// (`crate::entity`); re-exported here, where hosts and tests have always found them.
 pub use crate::entity;
@@ -140,6 +138,10 @@ impl fmt::Debug for Store {
 /// The change listener's source of connections on PostgreSQL.
 enum Listen {
     /// Its own connection to this URL, outside the pool.
+    #[cfg_attr(
+        not(feature = "postgres"),
+        expect(dead_code, reason = "only the PostgreSQL listener connects")
+    )]
     Url(String),
     /// One connection of the pool, held while listening.
     Pool,
@@ -220,12 +222,12 @@ impl Store {
         #[cfg(feature = "postgres")]
         if let Some(outbox) = outbox {
             let pool = db.get_postgres_connection_pool().clone();
-            listener::notify(outbox, pool.clone(), channel.clone());
+            changes::listener::notify(outbox, pool.clone(), channel.clone());
             let url = match listen {
                 Listen::Url(url) => Some(url),
                 Listen::Pool => None,
             };
-            listener::listen(&changes, pool, url, channel);
+            changes::listener::listen(&changes, pool, url, channel);
         }
         #[cfg(not(feature = "postgres"))]
         let _ = (outbox, channel, listen);

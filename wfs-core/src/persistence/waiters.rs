@@ -42,7 +42,8 @@ impl Waiters {
         }
     }
 
-    /// Wakes every held reader.
+    /// Wakes every held reader (the PostgreSQL listener, when it hears again).
+    #[cfg(feature = "postgres")]
     pub(crate) fn wake_all(&self) {
         for notify in lock(&self.by_company).values() {
             notify.notify_waiters();

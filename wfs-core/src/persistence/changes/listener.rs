@@ -1,11 +1,67 @@
-//! The PostgreSQL side of the change hub ([`super::changes`]): the notifier that sends
+//! The PostgreSQL side of the change hub ([`super`]): the notifier that sends
 //! settled topics to every other process (`pg_notify`, batched), and the listener that
 //! hears theirs, reconnecting with a heartbeat. Only built with the `postgres` feature.
 
-use super::changes::{Changes, HEARTBEAT, Topic};
+use super::{Changes, Topic};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// The silence after which a listener checks its connection is still alive.
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(2);
+
+impl Topic {
+    /// The `NOTIFY` payload.
+    pub(crate) fn payload(&self) -> String {
+        match self {
+            Topic::Key(client_id) => format!("k:{client_id}"),
+            Topic::JobRoles(company) => format!("r:{company}"),
+            Topic::Endpoints(company) => format!("e:{company}"),
+            Topic::Events => "v:".to_owned(),
+            Topic::Feed(company) => format!("w:{company}"),
+        }
+    }
+
+    /// A payload back into its topic; `None` for the heartbeat and anything unknown.
+    pub(crate) fn parse(payload: &str) -> Option<Topic> {
+        match payload.split_once(':')? {
+            ("k", client_id) => Some(Topic::Key(client_id.to_owned())),
+            ("r", company) => company.parse().ok().map(Topic::JobRoles),
+            ("e", company) => company.parse().ok().map(Topic::Endpoints),
+            ("v", "") => Some(Topic::Events),
+            ("w", company) => company.parse().ok().map(Topic::Feed),
+            _ => None,
+        }
+    }
+}
+
+impl Changes {
+    /// Another process's change, heard on the channel.
+    pub(crate) fn heard(&self, payload: &str) {
+        match Topic::parse(payload) {
+            Some(Topic::Events) => self.events_moved(),
+            Some(Topic::Feed(company)) => self.waiters.wake(company),
+            Some(topic) => self.caches.invalidate(&topic),
+            None => {}
+        }
+    }
+
+    /// Whether this process hears every change; deafness empties the caches.
+    pub(crate) fn set_hearing(&self, hearing: bool) {
+        self.caches.clear();
+        self.hearing.store(hearing, Ordering::Release);
+        // Emptied again once hearing: a read that filled between the first clear and
+        // the switch read data a missed notification may have changed since.
+        self.caches.clear();
+        if hearing {
+            // Events committed elsewhere while deaf were not heard: look.
+            self.events_moved();
+            self.waiters.wake_all();
+        }
+    }
+}
+
 
 /// Sends settled topics to every process on PostgreSQL, several per statement, until
 /// the store is gone. A failed send is logged and dropped: [`POSTGRES_TTL`] bounds what
