@@ -66,6 +66,7 @@ pub use principal::{AdminPrincipal, KeyPrincipal};
 pub use sea_orm::{self, ConnectionTrait};
 pub use service::companies::{Company, NewCompany};
 pub use service::events::{Event, EventStream, EventsFrom};
+pub use service::webhooks::WebhookSettings;
 
 use chrono::{DateTime, Utc};
 use service::auth::TokenKeys;
@@ -83,6 +84,10 @@ pub struct Wfs {
     in_flight: Arc<service::idempotency::InFlightKeys>,
     refusals: Arc<service::audit::Refusals>,
     password_work: Arc<service::password_work::PasswordWork>,
+    /// What [`Wfs::run_background`] delivers the outbox through.
+    mailer: Arc<dyn service::outbox::Mailer>,
+    /// How long [`Wfs::run_background`] keeps audit log entries.
+    audit: service::audit::AuditSettings,
 }
 
 impl Wfs {
@@ -102,6 +107,8 @@ impl Wfs {
             in_flight: Arc::default(),
             refusals: Arc::default(),
             password_work: Arc::default(),
+            mailer: Arc::new(service::background::LogMailer),
+            audit: service::audit::AuditSettings::default(),
         })
     }
 
@@ -133,6 +140,28 @@ impl Wfs {
     pub fn with_password_work(mut self, work: service::password_work::PasswordWork) -> Self {
         self.password_work = Arc::new(work);
         self
+    }
+
+    /// Sets the mailer [`Wfs::run_background`] delivers the outbox through (by
+    /// default [`LogMailer`](service::background::LogMailer), which only logs).
+    pub fn with_mailer(mut self, mailer: Arc<dyn service::outbox::Mailer>) -> Self {
+        self.mailer = mailer;
+        self
+    }
+
+    /// Sets how long [`Wfs::run_background`] keeps audit log entries (400 days by
+    /// default).
+    pub fn with_audit_settings(mut self, settings: service::audit::AuditSettings) -> Self {
+        self.audit = settings;
+        self
+    }
+
+    pub(crate) fn mailer(&self) -> Arc<dyn service::outbox::Mailer> {
+        self.mailer.clone()
+    }
+
+    pub(crate) fn audit_settings(&self) -> service::audit::AuditSettings {
+        self.audit
     }
 
     /// The store.

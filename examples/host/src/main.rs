@@ -38,6 +38,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Installed before anything is announced, so a signal at any moment drains.
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    // wfs's background work (webhook delivery, the mail outbox, the purges), until
+    // the HTTP server has drained.
+    let background = tokio::spawn({
+        let wfs = host.wfs().clone();
+        let mut stopped = stopped.clone();
+        async move {
+            wfs.run_background(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await
+        }
+    });
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("listening on http://{bind} (partner API under /partners)");
     axum::serve(listener, host.router())
@@ -48,5 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             }
         })
         .await?;
+    let _ = stop.send(true);
+    background.await??;
     Ok(())
 }

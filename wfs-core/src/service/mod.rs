@@ -9,6 +9,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod auth;
 pub mod availability;
+pub mod background;
 pub mod companies;
 pub mod events;
 pub mod idempotency;

@@ -14,6 +14,7 @@
     reason = "a test reads as one scenario of the spec, top to bottom: arrange, act, assert"
 )]
 
+mod background;
 mod receiver;
 mod sign_in_work;
 mod webhook_delivery;

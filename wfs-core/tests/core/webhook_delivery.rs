@@ -67,13 +67,13 @@ macro_rules! eventually {
 // ---------------------------------------------------------------------------------
 
 /// A fresh, migrated database.
-struct Db {
+pub(crate) struct Db {
     url: String,
     _dir: Option<tempfile::TempDir>,
 }
 
 impl Db {
-    async fn fresh() -> Db {
+    pub(crate) async fn fresh() -> Db {
         let db = match std::env::var("WFS_TEST_DATABASE_URL") {
             Ok(admin_url) => Db {
                 url: fresh_postgres_database(&admin_url).await,
@@ -103,7 +103,7 @@ impl Db {
 
     /// A facade on its own pool (as a separate server would have), the system
     /// clock, and these webhook settings.
-    async fn facade(&self, settings: WebhookSettings) -> Wfs {
+    pub(crate) async fn facade(&self, settings: WebhookSettings) -> Wfs {
         Wfs::new(self.store().await, SECRET)
             .unwrap()
             .with_webhook_settings(settings)
@@ -160,7 +160,7 @@ impl Running {
     }
 }
 
-async fn company(wfs: &Wfs, name: &str) -> CompanyId {
+pub(crate) async fn company(wfs: &Wfs, name: &str) -> CompanyId {
     let tx = wfs.begin().await.unwrap();
     let created = wfs
         .create_company_with_admin(
@@ -184,7 +184,7 @@ async fn company(wfs: &Wfs, name: &str) -> CompanyId {
 }
 
 /// Registers an endpoint; answers its id and secret.
-async fn endpoint(
+pub(crate) async fn endpoint(
     wfs: &Wfs,
     company: CompanyId,
     url: &str,
@@ -208,7 +208,7 @@ async fn endpoint(
 }
 
 /// Creates a job role in its own transaction: one `job_role.created` event.
-async fn create_role(wfs: &Wfs, company: CompanyId, title: &str) -> JobRoleId {
+pub(crate) async fn create_role(wfs: &Wfs, company: CompanyId, title: &str) -> JobRoleId {
     let tx = wfs.begin().await.unwrap();
     let role = wfs
         .create_job_role(
@@ -382,7 +382,7 @@ fn keys(value: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn staff_member(first: &str, last: &str, tag: &str, phone: &str) -> NewStaffMember {
+pub(crate) fn staff_member(first: &str, last: &str, tag: &str, phone: &str) -> NewStaffMember {
     NewStaffMember {
         first_name: first.into(),
         last_name: last.into(),

@@ -62,7 +62,6 @@ impl Changes {
     }
 }
 
-
 /// Sends settled topics to every process on PostgreSQL, several per statement, until
 /// the store is gone. A failed send is logged and dropped: [`POSTGRES_TTL`] bounds what
 /// it leaves stale.

@@ -60,6 +60,40 @@ impl Default for WebhookSettings {
     }
 }
 
+impl WebhookSettings {
+    /// Allows (`true`) or refuses endpoints on plain `http` and on loopback, private
+    /// and other non-public addresses: a host's tests delivering to a loopback
+    /// receiver, local development. Refused by default.
+    pub fn allow_private_targets(mut self, allow: bool) -> Self {
+        self.allow_private = allow;
+        self
+    }
+
+    /// The waits between a delivery's attempts.
+    pub fn retry_schedule(mut self, schedule: RetrySchedule) -> Self {
+        self.retry_schedule = schedule;
+        self
+    }
+
+    /// One attempt's limit, connect to last byte.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The most attempts in flight to one endpoint, across every process.
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// How long an endpoint may fail with no success before it is disabled.
+    pub fn disable_after(mut self, after: Duration) -> Self {
+        self.disable_after = after;
+        self
+    }
+}
+
 /// Process-wide webhook state: the settings, the worker's wake-up, and the stream
 /// of committed events for in-process observers.
 #[derive(Debug)]

@@ -1,0 +1,119 @@
+//! Everything wfs needs done outside requests, in one call a host spawns once:
+//! [`Wfs::run_background`].
+//!
+//! Without it no webhook is delivered (nor purged after its 30 days), no queued email
+//! leaves the outbox, and idempotency records and audit log entries are never purged.
+//! It runs, until the host's shutdown future resolves:
+//!
+//! * webhook delivery ([`Wfs::run_webhook_worker`], with its own 30-day purge);
+//! * the mail outbox, through the facade's mailer ([`Wfs::with_mailer`]; by default
+//!   [`LogMailer`], which only logs), every [`OUTBOX_EVERY`], draining a backlog in
+//!   batches of [`OUTBOX_BATCH`];
+//! * the idempotency-record purge (24 h retention) and the audit-log purge
+//!   ([`Wfs::with_audit_settings`]; 400 days by default), at start and every
+//!   [`PURGE_EVERY`].
+//!
+//! At shutdown each part finishes what it is doing (an attempt in flight, an outbox
+//! pass, a purge batch) and stops; the call returns once all have. Several processes
+//! on one database may each run it: outbox rows and webhook attempts are claimed with
+//! leases, and a purge deletes what another already deleted at no cost.
+
+use crate::Wfs;
+use crate::error::Result;
+use crate::service::outbox::{Email, MailFuture, Mailer};
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How often the outbox is looked at for due messages.
+pub const OUTBOX_EVERY: Duration = Duration::from_secs(2);
+/// Messages claimed per outbox pass.
+pub const OUTBOX_BATCH: usize = 50;
+/// How often the idempotency records and the audit log are purged.
+pub const PURGE_EVERY: Duration = Duration::from_secs(3600);
+
+/// The default [`Mailer`]: logs each message's recipient and subject (at DEBUG) and
+/// sends nothing, so a host without a mail system loses no outbox row to an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogMailer;
+
+impl Mailer for LogMailer {
+    fn send<'a>(&'a self, email: &'a Email) -> MailFuture<'a> {
+        tracing::debug!(to = %email.to, subject = %email.subject, "email not sent: the facade has no mailer (Wfs::with_mailer)");
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+impl Wfs {
+    /// Runs webhook delivery, the mail outbox and the purges until `shutdown`
+    /// resolves, then lets each finish what it is doing (see the module's docs).
+    ///
+    /// # Errors
+    /// [`Error::Internal`](crate::Error::Internal) when webhook delivery cannot start
+    /// (its HTTP client cannot be built); the other parts log their failures and go on.
+    pub async fn run_background(&self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        let (stop, stopped) = watch::channel(false);
+        let signal = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        };
+        let ((), webhooks, (), ()) = tokio::join!(
+            signal,
+            self.run_webhook_worker(until(stopped.clone())),
+            self.outbox_until(stopped.clone()),
+            self.purges_until(stopped),
+        );
+        webhooks
+    }
+
+    /// Delivers the outbox every [`OUTBOX_EVERY`] until `stopped` turns true.
+    async fn outbox_until(&self, mut stopped: watch::Receiver<bool>) {
+        let mailer = self.mailer();
+        let mut tick = tokio::time::interval(OUTBOX_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stopped.wait_for(|stop| *stop) => return,
+            }
+            loop {
+                match self.deliver_outbox(&*mailer, OUTBOX_BATCH).await {
+                    Ok(report) if report.claimed < OUTBOX_BATCH || *stopped.borrow() => break,
+                    Ok(_) => {}
+                    Err(err) => {
+                        tracing::warn!(error = %err, "outbox delivery failed");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Purges the idempotency records and the audit log at start and every
+    /// [`PURGE_EVERY`] until `stopped` turns true.
+    async fn purges_until(&self, mut stopped: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(PURGE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = stopped.wait_for(|stop| *stop) => return,
+            }
+            match self.purge_idempotency_records().await {
+                Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired idempotency records"),
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "idempotency purge failed"),
+            }
+            match self.purge_audit_log(self.audit_settings()).await {
+                Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired audit log entries"),
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "audit log purge failed"),
+            }
+        }
+    }
+}
+
+/// Resolves once `stopped` turns true (or its sender is gone).
+async fn until(mut stopped: watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
