@@ -186,11 +186,9 @@ async fn main() {
     .await;
     let svc = WfsService::with_config(
         f.wfs.clone(),
-        Config {
-            max_held_per_key: held_n + 10,
-            max_held: held_n + 10,
-            ..Config::default()
-        },
+        Config::default()
+            .max_held_per_key(held_n + 10)
+            .max_held(held_n + 10),
     );
     let base = serve(svc.clone()).await;
     let http = reqwest::Client::new();

@@ -437,11 +437,7 @@ async fn a_key_over_its_rate_limit_gets_429_with_retry_after_and_others_are_unaf
         per_second: one,
         burst: std::num::NonZeroU32::new(2).unwrap(),
     };
-    let app = TestApp::spawn_with(wfs_tower::Config {
-        rate_limit: Some(limit),
-        ..Default::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(wfs_tower::Config::default().rate_limit(limit)).await;
     let acme = app.company("Acme").await;
     let busy = app.key(&acme).await;
     let quiet = app.key(&acme).await;

@@ -419,11 +419,7 @@ async function tryOut(id) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_a_mount_prefix_try_it_out_calls_the_api_under_that_prefix() {
     chromium();
-    let app = TestApp::spawn_with(wfs_tower::Config {
-        base_path: Some("/partners".into()),
-        ..Default::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(wfs_tower::Config::default().base_path("/partners")).await;
     let key = app.key(&app.company("Acme").await).await;
     let page = TRIAL_PAGE
         .replace("KEY_ID", &key.client_id)

@@ -692,11 +692,7 @@ async fn a_rate_limited_write_waits_for_retry_after_and_happens_once() {
         per_second: NonZeroU32::new(1).unwrap(),
         burst: NonZeroU32::new(1).unwrap(),
     };
-    let s = ClientScene::with_config(Config {
-        rate_limit: Some(limit),
-        ..Config::default()
-    })
-    .await;
+    let s = ClientScene::with_config(Config::default().rate_limit(limit)).await;
     // Two writes back to back: the second meets 429 and succeeds after Retry-After.
     s.role("Nurse").await;
     s.role("Porter").await;
@@ -737,13 +733,10 @@ async fn the_served_document_is_the_committed_one() {
 async fn reads_are_revalidated_with_if_none_match_and_304s_are_not_counted() {
     // Arrange: two requests at once, then one a second, no retries: a third counted
     // read within the second would be 429.
-    let s = ClientScene::with_config(Config {
-        rate_limit: Some(RateLimit {
-            per_second: NonZeroU32::new(1).unwrap(),
-            burst: NonZeroU32::new(2).unwrap(),
-        }),
-        ..Config::default()
-    })
+    let s = ClientScene::with_config(Config::default().rate_limit(RateLimit {
+        per_second: NonZeroU32::new(1).unwrap(),
+        burst: NonZeroU32::new(2).unwrap(),
+    }))
     .await;
     let key = s
         .admin

@@ -153,13 +153,10 @@ async fn the_feeds_tags_ignore_when_the_answer_was_computed_but_not_what_it_says
 #[tokio::test]
 async fn a_304_does_not_count_against_the_rate_limit() {
     // Arrange: two requests at once, one more a second.
-    let app = TestApp::spawn_with(Config {
-        rate_limit: Some(RateLimit {
-            per_second: NonZeroU32::new(1).unwrap(),
-            burst: NonZeroU32::new(2).unwrap(),
-        }),
-        ..Config::default()
-    })
+    let app = TestApp::spawn_with(Config::default().rate_limit(RateLimit {
+        per_second: NonZeroU32::new(1).unwrap(),
+        burst: NonZeroU32::new(2).unwrap(),
+    }))
     .await;
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;

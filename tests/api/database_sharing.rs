@@ -74,12 +74,10 @@ async fn fresh_postgres() -> String {
 }
 
 fn wfs_options(url: &str) -> StoreOptions {
-    StoreOptions {
-        schema: Some("wfs".into()),
-        max_connections: 4,
-        acquire_timeout: TEST_ACQUIRE_TIMEOUT,
-        ..StoreOptions::new(url)
-    }
+    StoreOptions::new(url)
+        .schema("wfs")
+        .max_connections(4)
+        .acquire_timeout(TEST_ACQUIRE_TIMEOUT)
 }
 
 async fn strings(conn: &impl ConnectionTrait, sql: &str) -> Vec<String> {
@@ -224,15 +222,9 @@ async fn wfs_runs_on_the_hosts_pool_and_the_hosts_queries_still_see_the_hosts_ta
         .unwrap();
 
     // Act: wfs on that pool, migrated and used through its API.
-    let store = Store::from_connection(
-        host.clone(),
-        &StoreOptions {
-            schema: Some("wfs".into()),
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let store = Store::from_connection(host.clone(), &StoreOptions::default().schema("wfs"))
+        .await
+        .unwrap();
     store.migrate().await.unwrap();
     let app = TestApp::on_store(store);
     let key = app.key(&app.company("Acme").await).await;
@@ -438,24 +430,19 @@ async fn a_hosts_after_commit_work_runs_after_the_commit_and_never_after_a_rollb
 async fn a_bad_schema_name_or_a_schema_on_sqlite_is_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = format!("sqlite://{}?mode=rwc", dir.path().join("w.db").display());
-    let on_sqlite = Store::connect(&StoreOptions {
-        schema: Some("wfs".into()),
-        ..StoreOptions::new(sqlite)
-    })
-    .await
-    .unwrap_err();
+    let on_sqlite = Store::connect(&StoreOptions::new(sqlite).schema("wfs"))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&on_sqlite, Error::Invalid { .. })
             && on_sqlite.to_string().contains("PostgreSQL only"),
         "{on_sqlite}"
     );
     for bad in ["Wfs", "wfs-schema", "users", "pg_wfs", ""] {
-        let err = Store::connect(&StoreOptions {
-            schema: Some(bad.into()),
-            ..StoreOptions::new("postgres://nobody@127.0.0.1:1/none")
-        })
-        .await
-        .unwrap_err();
+        let err =
+            Store::connect(&StoreOptions::new("postgres://nobody@127.0.0.1:1/none").schema(bad))
+                .await
+                .unwrap_err();
         assert!(matches!(&err, Error::Invalid { .. }), "{bad}: {err}");
         assert!(err.to_string().contains("schema"), "{bad}: {err}");
     }
@@ -503,11 +490,11 @@ async fn previous_release(url: &str) -> (Key, Vec<Value>) {
     db.close().await.unwrap();
     // The previous release's layout needs no migration: wfs with no schema reads it.
     let app = TestApp::on_store(
-        Store::connect(&StoreOptions {
-            max_connections: 4,
-            acquire_timeout: TEST_ACQUIRE_TIMEOUT,
-            ..StoreOptions::new(url)
-        })
+        Store::connect(
+            &StoreOptions::new(url)
+                .max_connections(4)
+                .acquire_timeout(TEST_ACQUIRE_TIMEOUT),
+        )
         .await
         .unwrap(),
     );
@@ -575,11 +562,9 @@ async fn a_database_of_the_previous_release_without_a_schema_keeps_its_tables_an
     let (key, before) = previous_release(&url).await;
 
     // Act
-    let options = StoreOptions {
-        max_connections: 4,
-        acquire_timeout: TEST_ACQUIRE_TIMEOUT,
-        ..StoreOptions::new(url.as_str())
-    };
+    let options = StoreOptions::new(url.as_str())
+        .max_connections(4)
+        .acquire_timeout(TEST_ACQUIRE_TIMEOUT);
     for _ in 0..2 {
         let store = Store::connect(&options).await.unwrap();
         store.migrate().await.unwrap();

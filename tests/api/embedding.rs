@@ -102,11 +102,7 @@ async fn under_a_host_prefix_the_client_reaches_it_with_that_prefix_in_its_base_
 
 #[tokio::test]
 async fn told_its_mount_prefix_it_names_it_in_servers_and_serves_paths_with_or_without_it() {
-    let app = TestApp::spawn_with(wfs_tower::Config {
-        base_path: Some("/partners/".into()),
-        ..Default::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(wfs_tower::Config::default().base_path("/partners/")).await;
     let key = app.key(&app.company("Acme").await).await;
 
     let doc = app

@@ -25,12 +25,12 @@ fn from(ip: &str) -> Option<SocketAddr> {
 async fn one_company_cannot_take_every_held_read_and_the_refusals_are_not_errors() {
     // Arrange: two held reads per key, three per company, six in all; one company
     // with three keys asks for six (two per key), as 21 keys took all 2,000.
-    let app = TestApp::spawn_with(Config {
-        max_held_per_key: 2,
-        max_held_per_company: 3,
-        max_held: 6,
-        ..Config::default()
-    })
+    let app = TestApp::spawn_with(
+        Config::default()
+            .max_held_per_key(2)
+            .max_held_per_company(3)
+            .max_held(6),
+    )
     .await;
     let (greedy, other) = (app.company("Greedy").await, app.company("Other").await);
     let mut keys = Vec::new();
@@ -97,11 +97,7 @@ async fn one_company_cannot_take_every_held_read_and_the_refusals_are_not_errors
 #[tokio::test]
 async fn held_reads_from_one_address_are_capped_whatever_the_companies() {
     // Arrange: two held reads per address.
-    let app = TestApp::spawn_with(Config {
-        max_held_per_address: 2,
-        ..Config::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(Config::default().max_held_per_address(2)).await;
     let mut keys = Vec::new();
     for name in ["A", "B", "C"] {
         let company = app.company(name).await;

@@ -273,12 +273,7 @@ async fn a_held_read_that_nothing_wakes_answers_an_empty_page_at_the_same_positi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_reads_are_capped_per_key_and_per_service_and_released_at_shutdown() {
     // Arrange: at most two held reads per key, three in all.
-    let app = TestApp::spawn_with(Config {
-        max_held_per_key: 2,
-        max_held: 3,
-        ..Config::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(Config::default().max_held_per_key(2).max_held(3)).await;
     let acme = app.company("Acme").await;
     let (one, two) = (app.key(&acme).await, app.key(&acme).await);
     let hold = |key: &Key| {

@@ -695,11 +695,7 @@ async fn a_refused_address_is_answered_before_the_scope_and_everything_else() {
 #[tokio::test]
 async fn forwarded_addresses_count_only_behind_a_trusted_proxy_and_fail_closed() {
     let proxy: IpAddr = "10.0.0.1".parse().unwrap();
-    let app = TestApp::spawn_with(Config {
-        trusted_proxies: vec![proxy],
-        ..Default::default()
-    })
-    .await;
+    let app = TestApp::spawn_with(Config::default().trusted_proxies(vec![proxy])).await;
     let acme = app.company("Acme").await;
     let key = app
         .key_with(
@@ -870,10 +866,7 @@ async fn a_request_stalled_past_the_request_timeout_answers_503_and_its_key_can_
     // The same store, served with a short request timeout.
     let svc = WfsService::with_config(
         app.wfs.clone(),
-        Config {
-            request_timeout: Some(std::time::Duration::from_millis(500)),
-            ..Default::default()
-        },
+        Config::default().request_timeout(Some(std::time::Duration::from_millis(500))),
     );
     let idem = unique_idem();
     let stalled = Req::new(Method::POST, ROLES)
@@ -907,10 +900,7 @@ async fn a_write_cut_off_by_the_request_timeout_rolls_back_and_frees_its_idempot
     // after the idempotency key was claimed and the transaction opened.
     let svc = WfsService::with_config(
         app.wfs.clone(),
-        Config {
-            request_timeout: Some(std::time::Duration::from_millis(100)),
-            ..Default::default()
-        },
+        Config::default().request_timeout(Some(std::time::Duration::from_millis(100))),
     );
     let items = Value::Array((0..1000).map(|_| person(&s, 3)).collect());
     let idem = unique_idem();
@@ -950,13 +940,7 @@ async fn a_body_trickled_past_the_body_timeout_answers_408_with_the_error_body_e
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
     let limit = std::time::Duration::from_millis(300);
-    let svc = WfsService::with_config(
-        app.wfs.clone(),
-        Config {
-            body_timeout: Some(limit),
-            ..Default::default()
-        },
-    );
+    let svc = WfsService::with_config(app.wfs.clone(), Config::default().body_timeout(Some(limit)));
     let every = std::time::Duration::from_millis(50);
     let sign_in =
         serde_json::to_vec(&json!({"email": "ada@acme.test", "password": "x".repeat(64)})).unwrap();

@@ -182,10 +182,7 @@ async fn the_id_is_echoed_on_a_caught_panic_and_a_timeout() {
         .map(|_| PanickingBody);
     let slow = WfsService::with_config(
         app.wfs.clone(),
-        Config {
-            request_timeout: Some(Duration::from_millis(300)),
-            ..Default::default()
-        },
+        Config::default().request_timeout(Some(Duration::from_millis(300))),
     );
     let stalled = body_of(Req::new(Method::POST, ROLES))
         .build()

@@ -14,13 +14,10 @@ use wfs_tower::{Config, RateLimit};
 const ROLES: &str = "/external/v1/job-roles";
 
 async fn limited(per_second: u32, burst: u32) -> TestApp {
-    TestApp::spawn_with(Config {
-        rate_limit: Some(RateLimit {
-            per_second: NonZeroU32::new(per_second).unwrap(),
-            burst: NonZeroU32::new(burst).unwrap(),
-        }),
-        ..Default::default()
-    })
+    TestApp::spawn_with(Config::default().rate_limit(RateLimit {
+        per_second: NonZeroU32::new(per_second).unwrap(),
+        burst: NonZeroU32::new(burst).unwrap(),
+    }))
     .await
 }
 

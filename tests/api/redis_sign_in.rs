@@ -45,11 +45,9 @@ fn retry_after(res: &TestResponse) -> u64 {
 /// machine a call that waited the default 100 ms would be decided in the process, and
 /// the test would not show the shared counts.
 async fn two_servers(redis: &Redis) -> (TestApp, TestApp) {
-    let config = Config {
-        redis_url: Some(redis.url()),
-        redis_timeout: Duration::from_secs(5),
-        ..Config::default()
-    };
+    let config = Config::default()
+        .redis_url(redis.url())
+        .redis_timeout(Duration::from_secs(5));
     let a = TestApp::spawn_with(config.clone()).await;
     let b = a.second_server(config);
     (a, b)

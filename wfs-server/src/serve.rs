@@ -110,20 +110,21 @@ fn api_config(args: &ServeArgs) -> Result<Config, BoxError> {
             .and_then(NonZeroU32::new)
             .unwrap_or(per_second),
     });
-    let config = Config {
-        trusted_proxies: args.trusted_proxies.clone(),
-        rate_limit,
-        request_timeout: Some(args.request_timeout),
-        body_timeout: Some(args.body_timeout),
-        redis_url: args.redis_url.clone(),
-        redis_timeout: args.redis_timeout,
-        base_path: args.base_path.clone(),
-        max_held_per_key: args.max_held_per_key as usize,
-        max_held_per_company: args.max_held_per_company as usize,
-        max_held_per_address: args.max_held_per_address as usize,
-        max_held: args.max_held as usize,
-        max_hold: args.max_hold,
-    };
+    // `Config` grows (it is `#[non_exhaustive]`): built from its defaults, the optional
+    // settings assigned as they are.
+    let mut config = Config::default()
+        .trusted_proxies(args.trusted_proxies.clone())
+        .request_timeout(Some(args.request_timeout))
+        .body_timeout(Some(args.body_timeout))
+        .redis_timeout(args.redis_timeout)
+        .max_held_per_key(args.max_held_per_key as usize)
+        .max_held_per_company(args.max_held_per_company as usize)
+        .max_held_per_address(args.max_held_per_address as usize)
+        .max_held(args.max_held as usize)
+        .max_hold(args.max_hold);
+    config.rate_limit = rate_limit;
+    config.redis_url.clone_from(&args.redis_url);
+    config.base_path.clone_from(&args.base_path);
     config.validate().map_err(|err| {
         let flag = match err.setting() {
             "redis_url" => "--redis-url / WFS_REDIS_URL",

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 /// Transport settings.
 ///
-/// Build it from [`Config::default`] and set the fields you need
-/// (`Config { rate_limit: Some(..), ..Config::default() }`): fields may be added.
+/// Build it from [`Config::default`] with the setters
+/// (`Config::default().base_path("/partners").max_held(500)`), or assign its public
+/// fields: it is `#[non_exhaustive]`, so a field added later breaks no host.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Config {
     /// Proxies whose `X-Forwarded-For` is believed when they are the TCP peer.
     pub trusted_proxies: Vec<IpAddr>,
@@ -136,6 +138,79 @@ impl fmt::Debug for Config {
 }
 
 impl Config {
+    /// Proxies whose `X-Forwarded-For` is believed (see the field).
+    pub fn trusted_proxies(mut self, trusted_proxies: Vec<IpAddr>) -> Self {
+        self.trusted_proxies = trusted_proxies;
+        self
+    }
+
+    /// A per-key rate limit (see the field; unlimited by default).
+    pub fn rate_limit(mut self, rate_limit: RateLimit) -> Self {
+        self.rate_limit = Some(rate_limit);
+        self
+    }
+
+    /// The request timeout; `None`: none (see the field).
+    pub fn request_timeout(mut self, request_timeout: Option<Duration>) -> Self {
+        self.request_timeout = request_timeout;
+        self
+    }
+
+    /// The body timeout; `None`: none (see the field).
+    pub fn body_timeout(mut self, body_timeout: Option<Duration>) -> Self {
+        self.body_timeout = body_timeout;
+        self
+    }
+
+    /// The Redis that keeps the shared counts (see the field; none by default).
+    pub fn redis_url(mut self, redis_url: impl Into<String>) -> Self {
+        self.redis_url = Some(redis_url.into());
+        self
+    }
+
+    /// How long a decision waits for Redis (see the field).
+    pub fn redis_timeout(mut self, redis_timeout: Duration) -> Self {
+        self.redis_timeout = redis_timeout;
+        self
+    }
+
+    /// Held reads per API key (see the field).
+    pub fn max_held_per_key(mut self, max_held_per_key: usize) -> Self {
+        self.max_held_per_key = max_held_per_key;
+        self
+    }
+
+    /// Held reads per company (see the field).
+    pub fn max_held_per_company(mut self, max_held_per_company: usize) -> Self {
+        self.max_held_per_company = max_held_per_company;
+        self
+    }
+
+    /// Held reads per client address (see the field).
+    pub fn max_held_per_address(mut self, max_held_per_address: usize) -> Self {
+        self.max_held_per_address = max_held_per_address;
+        self
+    }
+
+    /// Held reads in all (see the field).
+    pub fn max_held(mut self, max_held: usize) -> Self {
+        self.max_held = max_held;
+        self
+    }
+
+    /// The longest a read is held (see the field).
+    pub fn max_hold(mut self, max_hold: Duration) -> Self {
+        self.max_hold = max_hold;
+        self
+    }
+
+    /// The path prefix the host mounts the service under, e.g. `/partners` (see the
+    /// field).
+    pub fn base_path(mut self, base_path: impl Into<String>) -> Self {
+        self.base_path = Some(base_path.into());
+        self
+    }
+
     /// Checks the settings that can be wrong before a service is built from them:
     /// today, that [`redis_url`](Self::redis_url) is a Redis URL this build can use
     /// (`redis://`, `valkey://`, `unix://`, `redis+unix://`; not `rediss://`: this

@@ -151,10 +151,7 @@ impl Host {
     ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
         let db = Database::connect(database_url).await?;
         migration::Migrator::up(&db, None).await?;
-        let options = StoreOptions {
-            schema: Some(WFS_SCHEMA.into()),
-            ..StoreOptions::new(database_url)
-        };
+        let options = StoreOptions::new(database_url).schema(WFS_SCHEMA);
         let store = Store::from_connection(db.clone(), &options).await?;
         store.migrate().await?;
         let wfs = Wfs::new(store, jwt_secret)?;
@@ -268,13 +265,7 @@ impl Host {
 
     /// The host's routes, with the partner API under [`MOUNT`].
     pub fn router(&self) -> Router {
-        let api = WfsService::with_config(
-            self.wfs.clone(),
-            Config {
-                base_path: Some(MOUNT.into()),
-                ..Config::default()
-            },
-        );
+        let api = WfsService::with_config(self.wfs.clone(), Config::default().base_path(MOUNT));
         Router::new()
             .route("/tenants", post(sign_up))
             .route("/tenants/{id}/orders", post(place_order))

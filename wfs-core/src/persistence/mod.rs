@@ -59,8 +59,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-/// Connection settings for [`Store::connect`].
+/// Connection settings for [`Store::connect`]: `StoreOptions::new(url).schema("wfs")`.
+/// It is `#[non_exhaustive]` (a setting added later breaks no host): build it with
+/// [`StoreOptions::new`] and the setters, or assign its public fields.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StoreOptions {
     /// `sqlite://path?mode=rwc` or `postgres://...`.
     pub database_url: String,
@@ -90,6 +93,24 @@ impl StoreOptions {
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
             schema: None,
         }
+    }
+
+    /// Puts every wfs table in this PostgreSQL schema (see the field).
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// The pool size (see the field).
+    pub fn max_connections(mut self, max: u32) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// How long an operation waits for a connection (see the field).
+    pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
+        self.acquire_timeout = timeout;
+        self
     }
 }
 
