@@ -158,10 +158,10 @@ async fn main() {
         "webhooks:manage".to_owned(),
     ]))
     .await;
-    let wfs = f.wfs.clone().with_webhook_settings(WebhookSettings {
-        allow_private: true,
-        ..Default::default()
-    });
+    let wfs = f
+        .wfs
+        .clone()
+        .with_webhook_settings(WebhookSettings::default().allow_private_targets(true));
     let svc = WfsService::new(wfs.clone());
 
     // 1. The write path, without and with subscribed endpoints (no worker running).

@@ -347,10 +347,9 @@ async fn a_stream_after_an_event_the_store_does_not_hold_says_not_found_and_ends
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     // Arrange: an endpoint on a real receiver, and a worker delivering to it.
-    let app = TestApp::spawn_with_webhook_settings(WebhookSettings {
-        allow_private: true,
-        ..Default::default()
-    })
+    let app = TestApp::spawn_with_webhook_settings(
+        WebhookSettings::default().allow_private_targets(true),
+    )
     .await;
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;

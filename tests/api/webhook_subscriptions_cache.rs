@@ -27,11 +27,7 @@ const DEADLINE: Duration = Duration::from_secs(15);
 
 /// An app whose endpoints may be loopback URLs (no DNS lookup at creation).
 async fn app_with(settings: WebhookSettings) -> TestApp {
-    TestApp::spawn_with_webhook_settings(WebhookSettings {
-        allow_private: true,
-        ..settings
-    })
-    .await
+    TestApp::spawn_with_webhook_settings(settings.allow_private_targets(true)).await
 }
 
 fn endpoint_path(id: &str) -> String {
@@ -418,12 +414,12 @@ async fn the_very_next_write_skips_an_endpoint_the_worker_disabled_after_410_gon
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_very_next_write_skips_an_endpoint_the_worker_disabled_after_failing_too_long() {
-    let app = app_with(WebhookSettings {
-        retry_schedule: RetrySchedule::parse("1s,1s").unwrap(),
-        timeout: Duration::from_secs(5),
-        disable_after: Duration::from_secs(60),
-        ..Default::default()
-    })
+    let app = app_with(
+        WebhookSettings::default()
+            .retry_schedule(RetrySchedule::parse("1s,1s").unwrap())
+            .timeout(Duration::from_secs(5))
+            .disable_after(Duration::from_secs(60)),
+    )
     .await;
     let key = app.key(&app.company("Acme").await).await;
     let failing = create_endpoint(&app, &key, json!({"url": receiver(500).await})).await;

@@ -656,10 +656,9 @@ async fn a_long_description_and_unknown_event_types_are_400_naming_the_field() {
 
 #[tokio::test]
 async fn allowing_private_addresses_lifts_the_address_rules_and_no_other() {
-    let app = TestApp::spawn_with_webhook_settings(WebhookSettings {
-        allow_private: true,
-        ..Default::default()
-    })
+    let app = TestApp::spawn_with_webhook_settings(
+        WebhookSettings::default().allow_private_targets(true),
+    )
     .await;
     let key = app.key(&app.company("Acme").await).await;
 

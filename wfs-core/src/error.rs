@@ -130,7 +130,11 @@ impl Invalid {
 }
 
 /// Every failure a `wfs-core` operation can report.
+///
+/// New kinds of failure may be added (`#[non_exhaustive]`): a host's `match` keeps a
+/// `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Credentials are missing or wrong (HTTP 401).
     #[error("{}", .0.message())]

@@ -267,13 +267,12 @@ pub(crate) struct WebhookArgs {
 
 impl WebhookArgs {
     pub(crate) fn settings(&self) -> WebhookSettings {
-        WebhookSettings {
-            allow_private: self.allow_private,
-            retry_schedule: self.retry_schedule.clone(),
-            timeout: self.timeout,
-            concurrency: self.concurrency as usize,
-            disable_after: self.disable_after,
-        }
+        WebhookSettings::default()
+            .allow_private_targets(self.allow_private)
+            .retry_schedule(self.retry_schedule.clone())
+            .timeout(self.timeout)
+            .concurrency(self.concurrency as usize)
+            .disable_after(self.disable_after)
     }
 }
 

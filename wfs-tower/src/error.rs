@@ -220,6 +220,9 @@ impl From<CoreError> for ApiError {
                 e
             }
             CoreError::Internal(cause) => Self::internal(error_chain(&*cause)),
+            // A kind of failure a newer wfs-core added (the enum is non-exhaustive):
+            // a 500 with its text logged, until this table gives it its status.
+            other => Self::internal(other),
         }
     }
 }

@@ -33,7 +33,11 @@ pub use subscription::Subscription;
 macro_rules! catalogue {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal ($payload:ty),)*) => {
         /// Every event type of the catalogue.
+        ///
+        /// It grows with the catalogue (`#[non_exhaustive]`): a host's `match` keeps a
+        /// `_` arm.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum EventType { $(#[doc = concat!("`", $name, "`")] $variant),* }
 
         impl EventType {
@@ -52,6 +56,7 @@ macro_rules! catalogue {
         /// It serialises as that `data` alone (no tag: the body's `type` names it).
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(untagged)]
+        #[non_exhaustive]
         pub enum EventData { $($(#[doc = $doc])* $variant($payload)),* }
 
         impl EventData {

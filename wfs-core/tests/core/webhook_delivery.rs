@@ -129,13 +129,12 @@ async fn fresh_postgres_database(admin_url: &str) -> String {
 
 /// Loopback receivers, a short retry schedule.
 fn settings(schedule: &str) -> WebhookSettings {
-    WebhookSettings {
-        allow_private: true,
-        retry_schedule: RetrySchedule::parse(schedule).unwrap(),
-        timeout: Duration::from_secs(5),
-        concurrency: 8,
-        disable_after: Duration::from_secs(86_400),
-    }
+    WebhookSettings::default()
+        .allow_private_targets(true)
+        .retry_schedule(RetrySchedule::parse(schedule).unwrap())
+        .timeout(Duration::from_secs(5))
+        .concurrency(8)
+        .disable_after(Duration::from_secs(86_400))
 }
 
 /// A running delivery worker; dropping it (or [`Running::stop`]) shuts it down.
@@ -860,10 +859,7 @@ async fn a_delivery_that_fails_every_attempt_of_the_schedule_is_failed() {
 async fn an_endpoint_failing_for_longer_than_disable_after_is_disabled() {
     let db = Db::fresh().await;
     let wfs = db
-        .facade(WebhookSettings {
-            disable_after: Duration::from_millis(50),
-            ..settings("100ms,100ms,100ms")
-        })
+        .facade(settings("100ms,100ms,100ms").disable_after(Duration::from_millis(50)))
         .await;
     let company = company(&wfs, "Acme").await;
     let broken = Receiver::start(Vec::new(), Reply::status(503)).await;
@@ -897,10 +893,7 @@ async fn an_endpoint_failing_for_longer_than_disable_after_is_disabled() {
 async fn a_timeout_or_a_redirect_is_a_failed_attempt_and_redirects_are_never_followed() {
     let db = Db::fresh().await;
     let wfs = db
-        .facade(WebhookSettings {
-            timeout: Duration::from_millis(300),
-            ..settings("")
-        })
+        .facade(settings("").timeout(Duration::from_millis(300)))
         .await;
     let company = company(&wfs, "Acme").await;
     let slow = Receiver::start(Vec::new(), Reply::ok().held(Duration::from_secs(2))).await;
@@ -984,12 +977,7 @@ async fn last_error_says_what_failed_without_the_networks_details() {
 async fn gone_disables_the_endpoint_and_fails_its_other_pending_deliveries() {
     // One attempt at a time, so the others are still pending when the 410 comes.
     let db = Db::fresh().await;
-    let wfs = db
-        .facade(WebhookSettings {
-            concurrency: 1,
-            ..settings("100ms,200ms")
-        })
-        .await;
+    let wfs = db.facade(settings("100ms,200ms").concurrency(1)).await;
     let company = company(&wfs, "Acme").await;
     let gone = Receiver::start(vec![Reply::status(410)], Reply::ok()).await;
     let (hook, _) = endpoint(&wfs, company, &gone.url, &[]).await;
@@ -1295,10 +1283,7 @@ async fn a_manual_retry_of_a_delivery_in_flight_does_not_send_it_twice_at_once()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_addresses_are_refused_at_creation_and_again_at_delivery() {
     let db = Db::fresh().await;
-    let strict_settings = WebhookSettings {
-        allow_private: false,
-        ..settings("")
-    };
+    let strict_settings = settings("").allow_private_targets(false);
     let strict = db.facade(strict_settings).await;
     let company = company(&strict, "Acme").await;
 
@@ -1380,12 +1365,7 @@ async fn addresses_that_are_not_globally_routable_unicast_are_never_connected_to
         hooks.push((endpoint(&lenient, company, &url, &[]).await.0, url));
     }
     create_role(&lenient, company, "Nurse").await;
-    let strict = db
-        .facade(WebhookSettings {
-            allow_private: false,
-            ..settings("")
-        })
-        .await;
+    let strict = db.facade(settings("").allow_private_targets(false)).await;
 
     // Act
     let _worker = start_worker(&strict);
@@ -1408,12 +1388,7 @@ async fn addresses_that_are_not_globally_routable_unicast_are_never_connected_to
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_name_that_resolves_to_a_private_address_is_refused_at_creation() {
     let db = Db::fresh().await;
-    let strict = db
-        .facade(WebhookSettings {
-            allow_private: false,
-            ..settings("")
-        })
-        .await;
+    let strict = db.facade(settings("").allow_private_targets(false)).await;
     let company = company(&strict, "Acme").await;
     // A fully qualified localhost, and this machine's own name when it resolves to
     // a non-public address (in containers and CI it does, through /etc/hosts).
@@ -1461,12 +1436,7 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_at_creation()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_endpoint_never_has_more_attempts_in_flight_than_the_concurrency() {
     let db = Db::fresh().await;
-    let wfs = db
-        .facade(WebhookSettings {
-            concurrency: 2,
-            ..settings("100ms,200ms")
-        })
-        .await;
+    let wfs = db.facade(settings("100ms,200ms").concurrency(2)).await;
     let company = company(&wfs, "Acme").await;
     let slow = Receiver::start(Vec::new(), Reply::ok().held(Duration::from_millis(300))).await;
     let (hook, _) = endpoint(&wfs, company, &slow.url, &[]).await;
@@ -1499,10 +1469,7 @@ async fn one_endpoint_never_has_more_attempts_in_flight_than_the_concurrency() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_workers_on_one_database_share_the_work_without_attempting_an_event_twice_at_once() {
     let db = Db::fresh().await;
-    let shared = WebhookSettings {
-        concurrency: 3,
-        ..settings("100ms,200ms")
-    };
+    let shared = settings("100ms,200ms").concurrency(3);
     let one = db.facade(shared.clone()).await;
     let two = db.facade(shared).await;
     let company = company(&one, "Acme").await;
@@ -1684,12 +1651,7 @@ async fn a_crashed_workers_claim_is_taken_over_once_its_lease_lapses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_worker_finishes_its_attempts_and_a_new_one_resumes_the_rest() {
     let db = Db::fresh().await;
-    let wfs = db
-        .facade(WebhookSettings {
-            concurrency: 1,
-            ..settings("100ms,200ms")
-        })
-        .await;
+    let wfs = db.facade(settings("100ms,200ms").concurrency(1)).await;
     let company = company(&wfs, "Acme").await;
     let receiver = Receiver::start(Vec::new(), Reply::ok().held(Duration::from_millis(400))).await;
     let (hook, _) = endpoint(&wfs, company, &receiver.url, &[]).await;

@@ -32,8 +32,11 @@ use uuid::Uuid;
 pub const PAGE_DEFAULT: u64 = 50;
 /// Largest page of the deliveries and events lists.
 pub const PAGE_MAX: u64 = 200;
-/// How deliveries are made: the server's `--webhook-*` flags.
+/// How deliveries are made: the server's `--webhook-*` flags. Built with
+/// [`WebhookSettings::default`] and the setters
+/// (`WebhookSettings::default().allow_private_targets(true)`); `#[non_exhaustive]`.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WebhookSettings {
     /// Lifts the address rules (plain `http`, private and loopback hosts) for local
     /// development and tests.
