@@ -114,34 +114,37 @@ impl PasswordWork {
         let Ok(_admitted) = self.admitted.try_acquire() else {
             return Err(Error::Busy { retry_after: RETRY });
         };
-        let _running = self
-            .running
-            .acquire()
-            .await
-            .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
         let password = password.to_owned();
-        tokio::task::spawn_blocking(move || {
+        self.on_blocking_pool(move || {
             let stored = phc.as_deref().unwrap_or(&DUMMY_HASH);
             let verified = verify_password(&password, stored);
             VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
             phc.is_some() && verified
         })
         .await
-        .map_err(|e| Error::internal(format!("password verification failed: {e}")))
     }
 
     /// Hashes `password` off the async workers, taking a turn with the
     /// verifications; never refused.
     pub(crate) async fn hash(&self, password: &str) -> Result<String> {
+        let password = password.to_owned();
+        self.on_blocking_pool(move || hash_password(&password))
+            .await?
+    }
+
+    /// Runs `work` on the blocking pool once a running turn is free.
+    async fn on_blocking_pool<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
         let _running = self
             .running
             .acquire()
             .await
             .map_err(|e| Error::internal(format!("password hashing pool closed: {e}")))?;
-        let password = password.to_owned();
-        tokio::task::spawn_blocking(move || hash_password(&password))
+        tokio::task::spawn_blocking(work)
             .await
-            .map_err(|e| Error::internal(format!("password hashing failed: {e}")))?
+            .map_err(|e| Error::internal(format!("password hashing failed: {e}")))
     }
 }
 
