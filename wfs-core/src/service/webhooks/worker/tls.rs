@@ -5,11 +5,12 @@
 //! here on that feature's provider (with the platform's roots, as reqwest's own default
 //! would), whatever the process default is.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A client builder over the features' TLS stack.
 #[cfg(any(feature = "rustls-ring", feature = "rustls-aws-lc-rs"))]
 pub(super) fn client_builder() -> Result<reqwest::ClientBuilder> {
+    use crate::error::Error;
     use std::sync::Arc;
     let provider = Arc::new(crate::crypto::rustls_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
