@@ -61,7 +61,7 @@ impl Wfs {
             signal,
             self.run_webhook_worker(until(stopped.clone())),
             self.outbox_until(stopped.clone()),
-            self.purges_until(stopped),
+            self.run_purges(until(stopped)),
         );
         webhooks
     }
@@ -89,15 +89,18 @@ impl Wfs {
         }
     }
 
-    /// Purges the idempotency records and the audit log at start and every
-    /// [`PURGE_EVERY`] until `stopped` turns true.
-    async fn purges_until(&self, mut stopped: watch::Receiver<bool>) {
+    /// Purges the idempotency records (24 h retention) and the audit log
+    /// ([`Wfs::with_audit_settings`]) at start and every [`PURGE_EVERY`] until
+    /// `shutdown` resolves: the part of [`Wfs::run_background`] a host that delivers
+    /// its outbox and webhooks on its own still needs.
+    pub async fn run_purges(&self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
         let mut tick = tokio::time::interval(PURGE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                _ = stopped.wait_for(|stop| *stop) => return,
+                () = &mut shutdown => return,
             }
             match self.purge_idempotency_records().await {
                 Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired idempotency records"),

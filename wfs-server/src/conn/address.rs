@@ -11,6 +11,7 @@
 //! connection yet is admitted: the last slots are kept for clients that have none,
 //! so addresses that already hold connections cannot take them all.
 
+use super::lock;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
@@ -121,12 +122,6 @@ fn blocks_of(ip: IpAddr) -> Vec<(Block, usize)> {
             })
             .collect(),
     }
-}
-
-/// The map behind a poisoned lock is still consistent: every change to it is one
-/// insert or one remove.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One connection counted by [`AddressCap::admit`], until it drops.

@@ -23,6 +23,7 @@
 //! [`AddressCap`]: super::AddressCap
 
 use super::address::Admission;
+use super::lock;
 use atomic_waker::AtomicWaker;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -254,12 +255,6 @@ impl IdleWatch {
         watched.waker.register(cx.waker());
         watched.evicted.load(Ordering::Acquire)
     }
-}
-
-/// The registry behind a poisoned lock is still consistent: each change is one insert
-/// or one remove.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The work that runs beside the API listener: the metrics listener, the sweepers
-//! (idempotency records, audit log), the mail outbox and the webhook worker, started
+//! The work that runs beside the API listener: the metrics listener, the core's
+//! purges (idempotency records, audit log), the mail outbox and the webhook worker, started
 //! before the first connection is served and stopped after the drain.
 
 use super::serve_metrics;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use wfs_core::Wfs;
+use wfs_core::service::audit::AuditSettings;
 use wfs_core::service::outbox::Mailer;
 use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::Metrics;
@@ -19,14 +20,18 @@ pub(crate) type Ready = Box<dyn FnOnce() + Send>;
 /// How long `ready` waits for the outbox's first round before it runs anyway.
 const READY_WAIT: Duration = Duration::from_secs(10);
 
-/// The work that runs beside the API: the metrics listener, the idempotency
-/// sweeper, the mail outbox and the webhook worker.
+/// The work that runs beside the API: the metrics listener, the purges, the mail
+/// outbox and the webhook worker.
 pub(super) struct Background {
     stop_metrics: watch::Sender<bool>,
     metrics: Option<tokio::task::JoinHandle<()>>,
     outbox: OutboxSender,
-    stop_webhooks: tokio::sync::oneshot::Sender<()>,
-    webhooks: tokio::task::JoinHandle<()>,
+    /// Stops the webhook worker and the purges.
+    stop_core: watch::Sender<bool>,
+    /// The core's webhook worker and purges (`Wfs::run_webhook_worker`,
+    /// `Wfs::run_purges`); the outbox is the server's own, for its readiness and
+    /// summary lines.
+    core: tokio::task::JoinHandle<()>,
 }
 
 impl Background {
@@ -48,8 +53,6 @@ impl Background {
                 metrics_stopped,
             ))
         });
-        spawn_idempotency_sweeper(wfs.clone());
-        spawn_audit_sweeper(wfs.clone(), args.audit_retention_days);
         let summary = if args.smtp_url.is_some() {
             Summary::Sent
         } else {
@@ -63,14 +66,20 @@ impl Background {
                 ready();
             });
         }
-        let (stop_webhooks, webhooks_stopped) = tokio::sync::oneshot::channel::<()>();
-        let webhooks = tokio::spawn({
-            let wfs = wfs.clone();
+        let (stop_core, core_stopped) = watch::channel(false);
+        let core = tokio::spawn({
+            let wfs = wfs.clone().with_audit_settings(AuditSettings {
+                retention: chrono::Duration::days(i64::from(args.audit_retention_days)),
+            });
             async move {
-                let stopped = async {
-                    let _ = webhooks_stopped.await;
+                let until = |mut stopped: watch::Receiver<bool>| async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
                 };
-                if let Err(err) = wfs.run_webhook_worker(stopped).await {
+                let (webhooks, ()) = tokio::join!(
+                    wfs.run_webhook_worker(until(core_stopped.clone())),
+                    wfs.run_purges(until(core_stopped)),
+                );
+                if let Err(err) = webhooks {
                     tracing::error!(error = %err, "the webhook worker could not start");
                 }
             }
@@ -79,8 +88,8 @@ impl Background {
             stop_metrics,
             metrics,
             outbox,
-            stop_webhooks,
-            webhooks,
+            stop_core,
+            core,
         }
     }
 
@@ -94,8 +103,8 @@ impl Background {
         self.outbox.shutdown().await;
         // Attempts in flight finish (each bounded by --webhook-timeout); claims of any
         // that do not are taken over when their leases lapse.
-        let _ = self.stop_webhooks.send(());
-        if let Err(err) = self.webhooks.await {
+        let _ = self.stop_core.send(true);
+        if let Err(err) = self.core.await {
             tracing::warn!(error = %err, "the webhook worker ended abnormally");
         }
         if let Some(metrics) = self.metrics
@@ -104,38 +113,4 @@ impl Background {
             tracing::warn!(error = %err, "the metrics listener ended abnormally");
         }
     }
-}
-
-/// Deletes audit log entries older than `days`, hourly (in batches: the core's
-/// [`Wfs::purge_audit_log`]).
-fn spawn_audit_sweeper(wfs: Wfs, days: u32) {
-    let settings = wfs_core::service::audit::AuditSettings {
-        retention: chrono::Duration::days(i64::from(days)),
-    };
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(3600));
-        loop {
-            tick.tick().await;
-            match wfs.purge_audit_log(settings).await {
-                Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired audit log entries"),
-                Ok(_) => {}
-                Err(err) => tracing::warn!(error = %err, "audit log purge failed"),
-            }
-        }
-    });
-}
-
-/// Deletes idempotency records past their 24 h retention, hourly.
-fn spawn_idempotency_sweeper(wfs: Wfs) {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(3600));
-        loop {
-            tick.tick().await;
-            match wfs.purge_idempotency_records().await {
-                Ok(n) if n > 0 => tracing::info!(deleted = n, "purged expired idempotency records"),
-                Ok(_) => {}
-                Err(err) => tracing::warn!(error = %err, "idempotency purge failed"),
-            }
-        }
-    });
 }
