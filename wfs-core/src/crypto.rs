@@ -11,11 +11,13 @@
 //! installs one itself). With one backend in the graph, it is the one installed.
 //!
 //! rustls is the same story: with `rustls-ring` or `rustls-aws-lc-rs`, wfs builds its
-//! own TLS configurations on that feature's provider, and reqwest is built without a
-//! provider of its own (`rustls-no-provider`), which would leave a host's own reqwest
-//! client (and `rustls::ClientConfig::builder()` in a graph with both providers) with
-//! no provider to use. So a facade also installs its feature's rustls provider as the
-//! process default, unless one is installed already.
+//! own TLS configurations on that feature's provider. With `rustls-ring`, reqwest is
+//! built without a provider of its own (`rustls-no-provider`; it has no ring feature),
+//! which leaves a host's own reqwest client without a TLS feature (and
+//! `rustls::ClientConfig::builder()` in a graph with both providers) no provider to
+//! use; with `rustls-aws-lc-rs`, reqwest keeps its aws-lc-rs default. So a facade also
+//! installs its feature's rustls provider as the process default, unless one is
+//! installed already.
 
 #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
 compile_error!("wfs-core needs a database: enable its `sqlite` or `postgres` feature (or both)");

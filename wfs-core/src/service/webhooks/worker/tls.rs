@@ -1,9 +1,9 @@
 //! The TLS stack webhook delivery speaks, as the crate's features chose it.
 //!
-//! reqwest is built without a crypto provider of its own (`rustls-no-provider`): with
-//! `rustls-ring` or `rustls-aws-lc-rs` its client gets a rustls configuration built
-//! here on that feature's provider (with the platform's roots, as reqwest's own default
-//! would), whatever the process default is.
+//! With `rustls-ring` or `rustls-aws-lc-rs` the client gets a rustls configuration
+//! built here on that feature's provider (with the platform's roots, as reqwest's own
+//! default would), whatever the process default is: with `rustls-ring` reqwest has no
+//! provider of its own (`rustls-no-provider`).
 
 use crate::error::Result;
 
