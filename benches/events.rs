@@ -28,7 +28,7 @@ async fn write(wfs: &Wfs, company: CompanyId, title: String, committed: &Stamps)
     let tx = wfs.begin().await.unwrap();
     let role = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title,

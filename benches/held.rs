@@ -72,7 +72,7 @@ async fn change(wfs: &Wfs, f: &common::Fixture, round: usize) {
     let start = wfs.now() + ChronoDuration::days(round as i64 + 1);
     let tx = wfs.begin().await.unwrap();
     wfs.add_unavailability(
-        &*tx,
+        &tx,
         f.company,
         f.admin,
         start,

@@ -31,7 +31,7 @@ async fn main() {
             weekly_hours: Some(38.0),
             ..Default::default()
         };
-        wfs.create_job_role(&*tx, f.company, role).await.unwrap();
+        wfs.create_job_role(&tx, f.company, role).await.unwrap();
     }
     tx.commit().await.unwrap();
 

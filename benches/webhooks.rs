@@ -128,7 +128,7 @@ async fn role(wfs: &Wfs, f: &common::Fixture, title: String) -> String {
     let tx = wfs.begin().await.unwrap();
     let role = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             f.company,
             NewJobRole {
                 title,
@@ -171,7 +171,7 @@ async fn main() {
     let tx = wfs.begin().await.unwrap();
     for i in 0..endpoints {
         wfs.create_webhook_endpoint(
-            &*tx,
+            &tx,
             f.company,
             NewEndpoint {
                 url: format!("{url}/{i}"),
@@ -258,7 +258,7 @@ async fn main() {
         let tx = wfs.begin().await.unwrap();
         for i in 0..batch.min(events - chunk * batch) {
             wfs.create_job_role(
-                &*tx,
+                &tx,
                 f.company,
                 NewJobRole {
                     title: format!("Burst {chunk} {i}"),

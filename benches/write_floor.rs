@@ -97,7 +97,7 @@ async fn write_once(wfs: &Wfs, company: CompanyId, key: &str) {
     };
     let role = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: "Bench role".into(),
@@ -112,7 +112,7 @@ async fn write_once(wfs: &Wfs, company: CompanyId, key: &str) {
         headers: vec![("content-type".into(), "application/json".into())],
         body: format!(r#"{{"id":"{}","title":"Bench role"}}"#, role.id).into_bytes(),
     };
-    wfs.complete_idempotency_key(&*tx, &lock, &stored)
+    wfs.complete_idempotency_key(&tx, &lock, &stored)
         .await
         .unwrap();
     tx.commit().await.unwrap();

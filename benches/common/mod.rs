@@ -66,7 +66,7 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
         first_name: "B".into(),
         last_name: "B".into(),
     };
-    let created = wfs.create_company_with_admin(&*tx, admin).await.unwrap();
+    let created = wfs.create_company_with_admin(&tx, admin).await.unwrap();
     let company = created.company_id;
     let principal = AdminPrincipal {
         user_id: created.user_id,
@@ -74,7 +74,7 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
     };
     let key = wfs
         .create_api_key(
-            &*tx,
+            &tx,
             principal,
             NewApiKey {
                 name: "bench".into(),
@@ -86,7 +86,7 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
         .unwrap();
     let location = wfs
         .create_location(
-            &*tx,
+            &tx,
             company,
             NewLocation {
                 name: "L".into(),
@@ -98,7 +98,7 @@ pub(crate) async fn fixture(scopes: Option<Vec<String>>) -> Fixture {
         .id;
     let role = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: "R".into(),
@@ -139,7 +139,7 @@ impl Fixture {
         let tx = self.wfs.begin().await.unwrap();
         let (slot, _) = self
             .wfs
-            .create_shift_slot(&*tx, self.company, slot)
+            .create_shift_slot(&tx, self.company, slot)
             .await
             .unwrap();
         tx.commit().await.unwrap();

@@ -330,7 +330,7 @@ async fn legacy_keys_without_stored_scopes_read_and_write_the_workforce() {
     let tx = app.wfs.begin().await.unwrap();
     let issued = app
         .wfs
-        .create_legacy_api_key(&*tx, acme.id.parse().unwrap(), "old integration")
+        .create_legacy_api_key(&tx, acme.id.parse().unwrap(), "old integration")
         .await
         .unwrap();
     tx.commit().await.unwrap();

@@ -567,7 +567,7 @@ async fn a_host_transaction_that_rolls_back_leaves_no_entry_and_one_that_commits
     };
     let tx = app.wfs.begin().await.unwrap();
     app.wfs
-        .create_company_api_key(&*tx, company, input())
+        .create_company_api_key(&tx, company, input())
         .await
         .unwrap();
     tx.rollback().await.unwrap();
@@ -576,7 +576,7 @@ async fn a_host_transaction_that_rolls_back_leaves_no_entry_and_one_that_commits
     let tx = app.wfs.begin().await.unwrap();
     let key = app
         .wfs
-        .create_company_api_key(&*tx, company, input())
+        .create_company_api_key(&tx, company, input())
         .await
         .unwrap();
     tx.commit().await.unwrap();

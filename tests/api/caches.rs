@@ -121,7 +121,7 @@ async fn a_host_write_is_listed_only_once_its_transaction_commits() {
         ..Default::default()
     };
     app.wfs
-        .create_job_role(&*tx, company, new("Porter"))
+        .create_job_role(&tx, company, new("Porter"))
         .await
         .unwrap();
     // Uncommitted: not listed, however often the list is read meanwhile.
@@ -134,7 +134,7 @@ async fn a_host_write_is_listed_only_once_its_transaction_commits() {
     // Rolled back: never listed.
     let tx = app.wfs.begin().await.unwrap();
     app.wfs
-        .create_job_role(&*tx, company, new("Ghost"))
+        .create_job_role(&tx, company, new("Ghost"))
         .await
         .unwrap();
     tx.rollback().await.unwrap();

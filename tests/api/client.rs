@@ -554,13 +554,13 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
     let shift: wfs_core::ShiftId = booked.shifts[0].id.parse().unwrap();
     let tx = s.app.wfs.begin().await.unwrap();
     let w = &s.app.wfs;
-    w.clock_in(&*tx, s.company_id(), shift, at("2026-11-16T14:00:00Z"))
+    w.clock_in(&tx, s.company_id(), shift, at("2026-11-16T14:00:00Z"))
         .await
         .unwrap();
-    w.clock_out(&*tx, s.company_id(), shift, at("2026-11-16T20:00:00Z"))
+    w.clock_out(&tx, s.company_id(), shift, at("2026-11-16T20:00:00Z"))
         .await
         .unwrap();
-    w.approve_overtime(&*tx, s.company_id(), member, date("2026-11-17"), 2.5)
+    w.approve_overtime(&tx, s.company_id(), member, date("2026-11-17"), 2.5)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -653,7 +653,7 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .delete_membership(&*tx, s.company_id(), ids[1].parse().unwrap())
+        .delete_membership(&tx, s.company_id(), ids[1].parse().unwrap())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -798,7 +798,7 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .deactivate_staff(&*tx, company, member.parse().unwrap())
+        .deactivate_staff(&tx, company, member.parse().unwrap())
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -815,7 +815,7 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .deactivate_staff(&*tx, company, second.parse().unwrap())
+        .deactivate_staff(&tx, company, second.parse().unwrap())
         .await
         .unwrap();
     tx.commit().await.unwrap();

@@ -303,7 +303,7 @@ async fn a_host_write_and_a_wfs_write_in_a_joined_transaction_commit_together_an
         .await
         .unwrap();
     app.wfs
-        .create_job_role(&*tx, id, new_role("Rolled back"))
+        .create_job_role(&tx, id, new_role("Rolled back"))
         .await
         .unwrap();
     tx.rollback().await.unwrap();
@@ -312,7 +312,7 @@ async fn a_host_write_and_a_wfs_write_in_a_joined_transaction_commit_together_an
         .await
         .unwrap();
     app.wfs
-        .create_job_role(&*tx, id, new_role("Kept"))
+        .create_job_role(&tx, id, new_role("Kept"))
         .await
         .unwrap();
     // Neither is visible outside before the commit.
@@ -369,7 +369,7 @@ async fn no_job_role_list_is_stale_after_a_joined_transaction_commits() {
         .await
         .unwrap();
         app.wfs
-            .create_job_role(&*tx, id, new_role(&title))
+            .create_job_role(&tx, id, new_role(&title))
             .await
             .unwrap();
         // Give the readers a turn inside the transaction.
@@ -424,6 +424,39 @@ async fn a_hosts_after_commit_work_runs_after_the_commit_and_never_after_a_rollb
     assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing before the commit");
     tx.commit().await.unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_write_given_the_write_transaction_of_another_store_is_refused_and_writes_nothing() {
+    // Arrange: a second store over the same pool, with caches of its own.
+    let app = TestApp::spawn().await;
+    let company = app.company("Acme").await;
+    let id: CompanyId = company.id.parse().unwrap();
+    let key = app.key(&company).await;
+    let pool = app.wfs.store().conn().inner().clone();
+    let options = match app.wfs.store().schema() {
+        Some(schema) => StoreOptions::default().schema(schema),
+        None => StoreOptions::default(),
+    };
+    let other = wfs_core::Wfs::new(
+        Store::from_connection(pool, &options).await.unwrap(),
+        b"another facade's secret, 32 bytes or more",
+    )
+    .unwrap();
+
+    // Act: its commit would settle the other store's caches, not ours.
+    let tx = other.begin().await.unwrap();
+    let refused = app.wfs.create_job_role(&tx, id, new_role("Stray")).await;
+    tx.commit().await.unwrap();
+
+    // Assert
+    match refused {
+        Err(Error::Internal(err)) => {
+            assert!(err.to_string().contains("another Store"), "says why: {err}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(titles(&app.get(&key, ROLES).await.body).is_empty());
 }
 
 #[tokio::test]
@@ -629,7 +662,7 @@ async fn a_deadlock_between_a_host_transaction_and_a_request_answers_retry_never
     // host renames North too (it waits for the request).
     let host = app.wfs.begin().await.unwrap();
     app.wfs
-        .deactivate_staff(&*host, company, other.parse::<MembershipId>().unwrap())
+        .deactivate_staff(&host, company, other.parse::<MembershipId>().unwrap())
         .await
         .unwrap();
     let idem = unique_idem();
@@ -657,7 +690,7 @@ async fn a_deadlock_between_a_host_transaction_and_a_request_answers_retry_never
         let renamed = app
             .wfs
             .update_location(
-                &*host,
+                &host,
                 company,
                 north.parse::<LocationId>().unwrap(),
                 LocationPatch {
@@ -714,11 +747,11 @@ async fn on_sqlite_a_deferred_host_transaction_overtaken_by_a_wfs_write_gets_a_r
     // Act: the host's transaction reads (its snapshot), a request's write commits, then
     // the host writes through wfs.
     let tx = app.wfs.join(pool.begin().await.unwrap());
-    assert_eq!(count(&*tx, "SELECT count(*) FROM job_roles").await, 0);
+    assert_eq!(count(&tx, "SELECT count(*) FROM job_roles").await, 0);
     app.create_role(&key, "Committed").await;
     let late = app
         .wfs
-        .create_job_role(&*tx, company, new_role("Late"))
+        .create_job_role(&tx, company, new_role("Late"))
         .await;
 
     // Assert

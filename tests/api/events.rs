@@ -64,7 +64,7 @@ fn company_id(company: &Company) -> CompanyId {
 async fn role_in(app: &TestApp, tx: &wfs_core::WriteTx, company: CompanyId, title: &str) {
     app.wfs
         .create_job_role(
-            &**tx,
+            tx,
             company,
             NewJobRole {
                 title: title.into(),

@@ -105,14 +105,14 @@ async fn write(
         let result =
             if i + 2 * mine.len() >= CHANGES_PER_WRITER && deleted < 2 && i % mine.len() < 2 {
                 deleted += 1;
-                wfs.delete_membership(&*tx, company, member).await
+                wfs.delete_membership(&tx, company, member).await
             } else if i % 3 == 2 && !intervals.is_empty() {
-                wfs.remove_unavailability(&*tx, company, intervals.remove(0))
+                wfs.remove_unavailability(&tx, company, intervals.remove(0))
                     .await
             } else {
                 let start = Utc::now() + Duration::days((i % 20) as i64);
                 wfs.add_unavailability(
-                    &*tx,
+                    &tx,
                     company,
                     member,
                     start,

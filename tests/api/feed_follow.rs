@@ -89,7 +89,7 @@ async fn every_page_carries_a_resume_cursor_that_later_gets_exactly_what_changed
     s.app
         .wfs
         .deactivate_staff(
-            &*tx,
+            &tx,
             s.company.id.parse().unwrap(),
             staff[3].0.parse().unwrap(),
         )
@@ -251,7 +251,7 @@ async fn a_held_read_that_nothing_wakes_answers_an_empty_page_at_the_same_positi
     s.app
         .wfs
         .deactivate_staff(
-            &*tx,
+            &tx,
             s.company.id.parse().unwrap(),
             staff[0].0.parse().unwrap(),
         )

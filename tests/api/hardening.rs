@@ -623,7 +623,7 @@ async fn restore_admin(app: &TestApp, s: &Scene, email: &str) -> String {
     let restored = app
         .wfs
         .restore_admin(
-            &*tx,
+            &tx,
             s.company.id.parse().unwrap(),
             RestoredAdminInput {
                 email: email.into(),

@@ -19,7 +19,7 @@ pub const PASSWORD: &str = "correct-horse-battery";
 
 /// How long the test store waits for a pooled connection, opening one included.
 ///
-/// The production default (`wfs_core::persistence::DEFAULT_ACQUIRE_TIMEOUT`, 1.5 s)
+/// The production default (`wfs_core::DEFAULT_ACQUIRE_TIMEOUT`, 1.5 s)
 /// fails fast on purpose: a database outage answers 503 in under 2 s. But a test
 /// opens a brand-new SQLite file, and creating it and switching it to WAL mode
 /// waits on fsync. On a CI machine that is flushing the gigabytes the build just
@@ -340,7 +340,7 @@ impl TestApp {
         let created = self
             .wfs
             .create_company_with_admin(
-                &*tx,
+                &tx,
                 NewCompanyAdmin {
                     company_name: name.into(),
                     email: email.clone(),

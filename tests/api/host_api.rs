@@ -66,22 +66,22 @@ async fn clock_in_break_and_clock_out_show_on_the_shift() {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .clock_in(&*tx, s.company, s.shift, at("2026-11-16T07:58:00Z"))
+        .clock_in(&tx, s.company, s.shift, at("2026-11-16T07:58:00Z"))
         .await
         .unwrap();
     s.app
         .wfs
-        .record_break(&*tx, s.company, s.shift, 20)
+        .record_break(&tx, s.company, s.shift, 20)
         .await
         .unwrap();
     s.app
         .wfs
-        .record_break(&*tx, s.company, s.shift, 15)
+        .record_break(&tx, s.company, s.shift, 15)
         .await
         .unwrap();
     s.app
         .wfs
-        .clock_out(&*tx, s.company, s.shift, at("2026-11-16T16:03:00Z"))
+        .clock_out(&tx, s.company, s.shift, at("2026-11-16T16:03:00Z"))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -102,7 +102,7 @@ async fn clocking_follows_the_shifts_state() {
     let tx = w.begin().await.unwrap();
     assert!(
         matches!(
-            w.clock_out(&*tx, s.company, s.shift, at("2026-11-16T16:00:00Z"))
+            w.clock_out(&tx, s.company, s.shift, at("2026-11-16T16:00:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
@@ -110,18 +110,18 @@ async fn clocking_follows_the_shifts_state() {
     );
     assert!(
         matches!(
-            w.clock_in(&*tx, s.company, s.open_shift, at("2026-11-16T08:00:00Z"))
+            w.clock_in(&tx, s.company, s.open_shift, at("2026-11-16T08:00:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
         "no assignee"
     );
-    w.clock_in(&*tx, s.company, s.shift, at("2026-11-16T08:00:00Z"))
+    w.clock_in(&tx, s.company, s.shift, at("2026-11-16T08:00:00Z"))
         .await
         .unwrap();
     assert!(
         matches!(
-            w.clock_in(&*tx, s.company, s.shift, at("2026-11-16T08:01:00Z"))
+            w.clock_in(&tx, s.company, s.shift, at("2026-11-16T08:01:00Z"))
                 .await,
             Err(Error::Conflict(_))
         ),
@@ -129,18 +129,18 @@ async fn clocking_follows_the_shifts_state() {
     );
     assert!(
         matches!(
-            w.clock_out(&*tx, s.company, s.shift, at("2026-11-16T07:00:00Z"))
+            w.clock_out(&tx, s.company, s.shift, at("2026-11-16T07:00:00Z"))
                 .await,
             Err(Error::Invalid { .. })
         ),
         "before clock-in"
     );
     assert!(matches!(
-        w.record_break(&*tx, s.company, s.shift, 0).await,
+        w.record_break(&tx, s.company, s.shift, 0).await,
         Err(Error::Invalid { .. })
     ));
     assert!(matches!(
-        w.clock_in(&*tx, s.company, ShiftId::new(), at("2026-11-16T08:00:00Z"))
+        w.clock_in(&tx, s.company, ShiftId::new(), at("2026-11-16T08:00:00Z"))
             .await,
         Err(Error::NotFound { kind: "Shift" })
     ));
@@ -152,7 +152,7 @@ async fn clocking_follows_the_shifts_state() {
     let tx = w.begin().await.unwrap();
     assert!(
         matches!(
-            w.record_break(&*tx, s.company, s.open_shift, 10).await,
+            w.record_break(&tx, s.company, s.open_shift, 10).await,
             Err(Error::Conflict(_))
         ),
         "cancelled"
@@ -166,18 +166,18 @@ async fn another_companys_records_are_unknown_to_the_host_api() {
     let w = &s.app.wfs;
     let tx = w.begin().await.unwrap();
     assert!(matches!(
-        w.clock_in(&*tx, other, s.shift, at("2026-11-16T08:00:00Z"))
+        w.clock_in(&tx, other, s.shift, at("2026-11-16T08:00:00Z"))
             .await,
         Err(Error::NotFound { .. })
     ));
     assert!(matches!(
-        w.approve_overtime(&*tx, other, s.member, "2026-11-16".parse().unwrap(), 1.0)
+        w.approve_overtime(&tx, other, s.member, "2026-11-16".parse().unwrap(), 1.0)
             .await,
         Err(Error::NotFound { .. })
     ));
     assert!(matches!(
         w.add_unavailability(
-            &*tx,
+            &tx,
             other,
             s.member,
             at("2026-11-20T00:00:00Z"),
@@ -188,7 +188,7 @@ async fn another_companys_records_are_unknown_to_the_host_api() {
         Err(Error::NotFound { .. })
     ));
     assert!(matches!(
-        w.delete_membership(&*tx, other, s.member).await,
+        w.delete_membership(&tx, other, s.member).await,
         Err(Error::NotFound { .. })
     ));
 }
@@ -202,7 +202,7 @@ async fn overtime_and_unavailability_validate_their_input() {
         assert!(
             matches!(
                 w.approve_overtime(
-                    &*tx,
+                    &tx,
                     s.company,
                     s.member,
                     "2026-11-16".parse().unwrap(),
@@ -216,7 +216,7 @@ async fn overtime_and_unavailability_validate_their_input() {
     }
     assert!(matches!(
         w.add_unavailability(
-            &*tx,
+            &tx,
             s.company,
             s.member,
             at("2026-11-21T00:00:00Z"),
@@ -228,7 +228,7 @@ async fn overtime_and_unavailability_validate_their_input() {
     ));
     let id = w
         .add_unavailability(
-            &*tx,
+            &tx,
             s.company,
             s.member,
             at("2026-11-20T00:00:00Z"),
@@ -237,9 +237,9 @@ async fn overtime_and_unavailability_validate_their_input() {
         )
         .await
         .unwrap();
-    w.remove_unavailability(&*tx, s.company, id).await.unwrap();
+    w.remove_unavailability(&tx, s.company, id).await.unwrap();
     assert!(matches!(
-        w.remove_unavailability(&*tx, s.company, id).await,
+        w.remove_unavailability(&tx, s.company, id).await,
         Err(Error::NotFound { .. })
     ));
 }
@@ -250,29 +250,29 @@ async fn qualifications_are_added_once_and_removed() {
     let w = &s.app.wfs;
     let tx = w.begin().await.unwrap();
     let bls = w
-        .create_skill_set(&*tx, s.company, "BLS", "Basic Life Support")
+        .create_skill_set(&tx, s.company, "BLS", "Basic Life Support")
         .await
         .unwrap();
-    w.add_qualification(&*tx, s.company, s.member, bls)
+    w.add_qualification(&tx, s.company, s.member, bls)
         .await
         .unwrap();
-    w.add_qualification(&*tx, s.company, s.member, bls)
+    w.add_qualification(&tx, s.company, s.member, bls)
         .await
         .unwrap();
-    w.remove_qualification(&*tx, s.company, s.member, bls)
+    w.remove_qualification(&tx, s.company, s.member, bls)
         .await
         .unwrap();
     assert!(matches!(
-        w.remove_qualification(&*tx, s.company, s.member, bls).await,
+        w.remove_qualification(&tx, s.company, s.member, bls).await,
         Err(Error::NotFound { .. })
     ));
     assert!(matches!(
-        w.add_qualification(&*tx, s.company, s.member, SkillSetId::new())
+        w.add_qualification(&tx, s.company, s.member, SkillSetId::new())
             .await,
         Err(Error::NotFound { kind: "Skill set" })
     ));
     assert!(matches!(
-        w.create_skill_set(&*tx, s.company, " ", "x").await,
+        w.create_skill_set(&tx, s.company, " ", "x").await,
         Err(Error::Invalid { .. })
     ));
 }
@@ -283,7 +283,7 @@ async fn a_deleted_membership_leaves_the_staff_list_and_keeps_shift_history() {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .delete_membership(&*tx, s.company, s.member)
+        .delete_membership(&tx, s.company, s.member)
         .await
         .unwrap();
     tx.commit().await.unwrap();

@@ -13,7 +13,7 @@ async fn provision(app: &TestApp, name: &str, external_ref: Option<&str>) -> wfs
     let company = app
         .wfs
         .create_company(
-            &*tx,
+            &tx,
             NewCompany {
                 name: name.into(),
                 external_ref: external_ref.map(str::to_owned),
@@ -30,7 +30,7 @@ async fn key_for(app: &TestApp, company: &wfs_core::Company) -> Key {
     let issued = app
         .wfs
         .create_company_api_key(
-            &*tx,
+            &tx,
             company.id,
             NewApiKey {
                 name: "host".into(),
@@ -82,7 +82,7 @@ async fn a_reference_names_one_company_and_a_taken_one_is_a_conflict_that_writes
     let again = app
         .wfs
         .create_company(
-            &*tx,
+            &tx,
             NewCompany {
                 name: "Impostor".into(),
                 external_ref: Some("tenant-1".into()),
@@ -115,7 +115,7 @@ async fn bad_names_and_references_are_refused_naming_the_field() {
         let refused = app
             .wfs
             .create_company(
-                &*tx,
+                &tx,
                 NewCompany {
                     name: name.into(),
                     external_ref: external_ref.map(str::to_owned),

@@ -436,7 +436,7 @@ async fn a_refusal_is_stored_after_its_rollback_unless_another_answer_was_stored
     };
     let done = app.wfs.begin().await.unwrap();
     app.wfs
-        .complete_idempotency_key(&*done, &theirs, &their_answer)
+        .complete_idempotency_key(&done, &theirs, &their_answer)
         .await
         .unwrap();
     done.commit().await.unwrap();

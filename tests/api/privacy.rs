@@ -106,7 +106,7 @@ async fn populate(app: TestApp, name: &str) -> Populated {
     for id in &shift_ids {
         app.wfs
             .clock_in(
-                &*tx,
+                &tx,
                 company_id,
                 id.parse().unwrap(),
                 at("2026-11-16T08:00:00Z"),
@@ -115,7 +115,7 @@ async fn populate(app: TestApp, name: &str) -> Populated {
             .unwrap();
         app.wfs
             .clock_out(
-                &*tx,
+                &tx,
                 company_id,
                 id.parse().unwrap(),
                 at("2026-11-16T15:00:00Z"),
@@ -126,12 +126,12 @@ async fn populate(app: TestApp, name: &str) -> Populated {
     for member in staff.as_array().unwrap() {
         let id = member["membershipId"].as_str().unwrap().parse().unwrap();
         app.wfs
-            .approve_overtime(&*tx, company_id, id, "2026-11-17".parse().unwrap(), 2.0)
+            .approve_overtime(&tx, company_id, id, "2026-11-17".parse().unwrap(), 2.0)
             .await
             .unwrap();
         app.wfs
             .add_unavailability(
-                &*tx,
+                &tx,
                 company_id,
                 id,
                 at("2026-11-20T00:00:00Z"),

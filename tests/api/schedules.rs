@@ -63,18 +63,13 @@ impl Scene {
         let tx = self.app.wfs.begin().await.unwrap();
         self.app
             .wfs
-            .clock_in(
-                &*tx,
-                self.company_id(),
-                shift.parse().unwrap(),
-                at(clock_in),
-            )
+            .clock_in(&tx, self.company_id(), shift.parse().unwrap(), at(clock_in))
             .await
             .unwrap();
         self.app
             .wfs
             .clock_out(
-                &*tx,
+                &tx,
                 self.company_id(),
                 shift.parse().unwrap(),
                 at(clock_out),
@@ -90,7 +85,7 @@ impl Scene {
         let date: NaiveDate = day.parse().unwrap();
         self.app
             .wfs
-            .approve_overtime(&*tx, self.company_id(), member, date, hours)
+            .approve_overtime(&tx, self.company_id(), member, date, hours)
             .await
             .unwrap();
         tx.commit().await.unwrap();
@@ -348,7 +343,7 @@ async fn hours_count_the_shorter_of_clocked_and_scheduled_time_per_day() {
     s.app
         .wfs
         .clock_in(
-            &*tx,
+            &tx,
             s.company_id(),
             half[0].parse().unwrap(),
             "2026-11-16T08:00:00Z".parse().unwrap(),

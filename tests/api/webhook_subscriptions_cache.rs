@@ -207,7 +207,7 @@ async fn a_write_in_the_transaction_that_changed_the_endpoints_sees_the_change_a
     let created = app
         .wfs
         .create_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             NewEndpoint {
                 url: NOWHERE.into(),
@@ -230,7 +230,7 @@ async fn a_write_in_the_transaction_that_changed_the_endpoints_sees_the_change_a
     let tx = app.wfs.begin().await.unwrap();
     app.wfs
         .update_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             kept.parse().unwrap(),
             EndpointPatch {
@@ -255,7 +255,7 @@ async fn a_write_in_the_transaction_that_changed_the_endpoints_sees_the_change_a
     let created = app
         .wfs
         .create_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             NewEndpoint {
                 url: NOWHERE.into(),
@@ -276,7 +276,7 @@ async fn a_write_in_the_transaction_that_changed_the_endpoints_sees_the_change_a
 async fn new_role(app: &TestApp, tx: &wfs_core::WriteTx, company: CompanyId) -> String {
     app.wfs
         .create_job_role(
-            &**tx,
+            tx,
             company,
             NewJobRole {
                 title: format!("Role {}", uuid::Uuid::new_v4().simple()),

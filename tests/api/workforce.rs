@@ -84,7 +84,7 @@ async fn unavailable(s: &Scene, m: &str, start: &str, end: &str) {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .add_unavailability(&*tx, company(s), member(m), at(start), at(end), "leave")
+        .add_unavailability(&tx, company(s), member(m), at(start), at(end), "leave")
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -270,17 +270,17 @@ async fn only_verified_qualifications_are_shown() {
     let bls = s
         .app
         .wfs
-        .create_skill_set(&*tx, company(&s), "BLS", "Basic Life Support")
+        .create_skill_set(&tx, company(&s), "BLS", "Basic Life Support")
         .await
         .unwrap();
     s.app
         .wfs
-        .create_skill_set(&*tx, company(&s), "ACLS", "Advanced")
+        .create_skill_set(&tx, company(&s), "ACLS", "Advanced")
         .await
         .unwrap();
     s.app
         .wfs
-        .add_qualification(&*tx, company(&s), member(&p[0].0), bls)
+        .add_qualification(&tx, company(&s), member(&p[0].0), bls)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -303,7 +303,7 @@ async fn a_deleted_membership_is_a_tombstone_on_both_routes() {
     let tx = s.app.wfs.begin().await.unwrap();
     s.app
         .wfs
-        .delete_membership(&*tx, company(&s), member(&p[0].0))
+        .delete_membership(&tx, company(&s), member(&p[0].0))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -629,7 +629,7 @@ async fn all_three_routes_need_availability_read() {
     let legacy = s
         .app
         .wfs
-        .create_legacy_api_key(&*tx, company(&s), "legacy")
+        .create_legacy_api_key(&tx, company(&s), "legacy")
         .await
         .unwrap();
     tx.commit().await.unwrap();

@@ -14,6 +14,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The variants are kept apart because the specification gives them different
 /// messages ("missing" and "invalid" credentials are not the same answer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuthFailure {
     /// No credentials, or only half of a key pair.
     MissingCredentials,
@@ -42,6 +43,7 @@ impl AuthFailure {
 
 /// Why a request with a valid Idempotency-Key could not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IdempotencyConflict {
     /// The key was used before for a different method, path or body.
     KeyReused,

@@ -10,11 +10,31 @@
 //!
 //! * [`domain`]: pure types that are valid by construction (scopes, credentials,
 //!   idempotency keys, validators).
-//! * [`service`]: the operations, as methods on [`Wfs`]. Reads use the pool; writes
-//!   take any sea-orm connection, normally a [`WriteTx`], so several writes commit
-//!   together.
-//! * [`persistence`]: connections, the SQLite/PostgreSQL differences, entities and
-//!   migrations.
+//! * [`service`]: the operations, as methods on [`Wfs`]. Reads use the pool (or take
+//!   any connection); writes take a [`WriteTx`], so several writes commit together.
+//! * [`Store`], [`StoreOptions`], [`WriteTx`], [`Qualified`]: connections, the
+//!   SQLite/PostgreSQL differences, migrations ([`Store::migrate`]).
+//!
+//! # Stability
+//!
+//! Everything these docs show is covered by semver: a change that could break a
+//! host's code waits for the next major version (while at 0.x, the next minor). Two
+//! kinds of growth are not breaking, and hosts write code that allows them:
+//!
+//! * enums and option structs marked `#[non_exhaustive]` ([`Error`], [`EventData`],
+//!   [`EventType`], [`StoreOptions`], [`WebhookSettings`], ...) gain variants and
+//!   fields in minor releases: match them with a `_` arm, build them with their
+//!   constructors and setters;
+//! * [`Wfs`] gains methods, and the input structs (`NewJobRole`, `NewCompany`, ...)
+//!   are built with `..Default::default()` where they implement `Default`.
+//!
+//! Items public only so that `wfs-tower` and `wfs-server` can use them are hidden
+//! from these docs (`#[doc(hidden)]`) and **not covered**: the `persistence` and
+//! `entity` modules (the sea-orm entities and migrations), the idempotency records
+//! (`service::idempotency` and its `Wfs` methods), and a few transport helpers. They
+//! may change in any release; a host that names them pins an exact version.
+//! [`sea_orm`] is re-exported at the version wfs builds on: a major sea-orm upgrade
+//! is a breaking wfs release.
 //!
 //! # Example
 //!
@@ -30,7 +50,7 @@
 //!
 //! let tx = wfs.begin().await?;
 //! let role = wfs
-//!     .create_job_role(&*tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+//!     .create_job_role(&tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
 //!     .await?;
 //! tx.commit().await?;
 //! println!("created {}", role.id);
@@ -47,6 +67,7 @@ pub mod entity;
 pub mod error;
 pub mod event;
 pub mod ids;
+#[doc(hidden)]
 pub mod persistence;
 pub mod principal;
 pub mod resource;
@@ -61,7 +82,9 @@ pub use ids::{
     SkillSetId, SlotId, UnavailabilityId, UserId, WebhookDeliveryId, WebhookEndpointId,
     WebhookEventId,
 };
-pub use persistence::{Store, StoreOptions, WriteTx};
+pub use persistence::{
+    DEFAULT_ACQUIRE_TIMEOUT, MAX_SCHEMA_LEN, Qualified, SchemaName, Store, StoreOptions, WriteTx,
+};
 pub use principal::{AdminPrincipal, KeyPrincipal};
 pub use sea_orm::{self, ConnectionTrait};
 pub use service::companies::{Company, NewCompany};
@@ -174,13 +197,13 @@ impl Wfs {
         self.clock.now()
     }
 
-    /// Begins a write transaction; pass `&*tx` to write operations, then commit.
+    /// Begins a write transaction; pass `&tx` to write operations, then commit.
     pub async fn begin(&self) -> Result<WriteTx> {
         self.store.begin().await
     }
 
     /// Makes a transaction the host began a [`WriteTx`], so the host's own writes
-    /// (through `&*tx`) and wfs's operations (given `&*tx`) commit or roll back
+    /// (through `&tx`) and wfs's operations (given `&tx`) commit or roll back
     /// together; [`WriteTx::commit`] commits both, then runs what wfs does after a
     /// commit (cache invalidation here and in other processes, wake-ups), which never
     /// runs after a rollback. See [`Store::join`] for SQLite.
@@ -192,7 +215,7 @@ impl Wfs {
     ///
     /// let tx = wfs.join(db.begin().await?);
     /// tx.execute_unprepared("INSERT INTO orders (company_id) VALUES (1)").await?;
-    /// wfs.create_job_role(&*tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+    /// wfs.create_job_role(&tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
     ///     .await?;
     /// tx.commit().await?;
     /// # Ok(()) }

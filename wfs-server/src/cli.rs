@@ -111,7 +111,7 @@ pub(crate) struct MigrateArgs {
 
 /// A `--database-schema` value, checked as the store checks it.
 fn schema_name(raw: &str) -> Result<String, String> {
-    wfs_core::persistence::SchemaName::parse(raw)
+    wfs_core::SchemaName::parse(raw)
         .map(|name| name.as_str().to_owned())
         .map_err(|err| err.to_string())
 }

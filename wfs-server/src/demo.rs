@@ -5,11 +5,11 @@
 //! (its admin exists) gets nothing new.
 
 use chrono::{Datelike, Duration, NaiveDate};
+use wfs_core::WriteTx;
 use wfs_core::domain::scope::Scope;
 use wfs_core::domain::shift::Capacity;
 use wfs_core::domain::time::{self, HhMm};
 use wfs_core::persistence::entity::{membership, user};
-use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::NewApiKey;
@@ -79,7 +79,7 @@ pub async fn seed(wfs: &Wfs) -> Result<Outcome, BoxError> {
         return Ok(present);
     }
     let tx = wfs.begin().await?;
-    let conn = &*tx;
+    let conn = &tx;
     let created = wfs
         .create_company_with_admin(
             conn,
@@ -138,7 +138,7 @@ async fn already_present(wfs: &Wfs) -> Result<Option<Outcome>, BoxError> {
 /// The demo company being written, in the seed's one transaction.
 struct Demo<'a> {
     wfs: &'a Wfs,
-    conn: &'a DatabaseTransaction,
+    conn: &'a WriteTx,
     company: CompanyId,
 }
 

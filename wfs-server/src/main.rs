@@ -271,7 +271,7 @@ async fn create_admin(args: CreateAdminArgs) -> Result<(), BoxError> {
     let tx = wfs.begin().await?;
     let created = wfs
         .create_company_with_admin(
-            &*tx,
+            &tx,
             NewCompanyAdmin {
                 company_name: args.company,
                 email: args.email,
@@ -295,7 +295,7 @@ async fn restore_admin(args: RestoreAdminArgs) -> Result<(), BoxError> {
     let tx = wfs.begin().await?;
     let restored = wfs
         .restore_admin(
-            &*tx,
+            &tx,
             args.company_id,
             RestoredAdminInput {
                 email: args.email,
@@ -347,7 +347,7 @@ async fn create_key(args: CreateKeyArgs) -> Result<(), BoxError> {
         expires_at: args.expires_at,
     };
     let key = wfs
-        .create_company_api_key(&*tx, args.company_id, input)
+        .create_company_api_key(&tx, args.company_id, input)
         .await
         .map_err(|err| key_error(err, &args))?;
     tx.commit().await?;

@@ -82,18 +82,17 @@ impl Trail {
         &self.scope
     }
 
-    /// Writes what the request recorded, and its `api.write`, into `conn`'s
-    /// transaction with the answer's status; `body` is the answer's, read for the id
+    /// Writes what the request recorded, and its `api.write`, into `tx` with the answer's status; `body` is the answer's, read for the id
     /// of a created resource.
     pub(crate) async fn write_in(
         &self,
         wfs: &Wfs,
-        conn: &impl wfs_core::ConnectionTrait,
+        tx: &wfs_core::WriteTx,
         status: StatusCode,
         body: Option<&[u8]>,
     ) -> wfs_core::Result<()> {
         let extra = self.api_write(status, body);
-        wfs.write_audit(conn, &self.scope, status.as_u16(), extra)
+        wfs.write_audit(tx, &self.scope, status.as_u16(), extra)
             .await?;
         self.settled.store(true, Ordering::Relaxed);
         Ok(())
@@ -135,7 +134,7 @@ impl Trail {
         }
         let written = async {
             let tx = wfs.begin().await?;
-            self.write_in(wfs, &*tx, status, body.as_deref()).await?;
+            self.write_in(wfs, &tx, status, body.as_deref()).await?;
             tx.commit().await
         };
         if let Err(err) = written.await {

@@ -25,6 +25,13 @@
 //!
 //! With bare hyper, wrap it in `hyper_util::service::TowerToHyperService`; see
 //! `examples/hyper_server.rs` in the repository.
+//!
+//! # Stability
+//!
+//! As in `wfs-core` (its docs, "Stability"): everything shown here is covered by
+//! semver; [`Config`] and the error enums are `#[non_exhaustive]` and grow in minor
+//! releases (build `Config` from `Config::default()` and its setters); the HTTP API
+//! itself follows the specification's versioning (`/external/v1`).
 #![warn(missing_docs)]
 
 mod audit;

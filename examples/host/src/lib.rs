@@ -186,7 +186,7 @@ impl Host {
         let wfs_company = self
             .wfs
             .create_company(
-                &*tx,
+                &tx,
                 NewCompany {
                     name: name.to_owned(),
                     external_ref: Some(external_ref(company.id)),
@@ -238,7 +238,7 @@ impl Host {
         let booked = self
             .wfs
             .book_shift(
-                &*tx,
+                &tx,
                 company,
                 Booking {
                     slot_id: Ref::parse(&order.slot_id),
@@ -250,7 +250,7 @@ impl Host {
         let shift_id = booked.shifts[0].id;
         let mut placed: entity::order::ActiveModel = placed.into();
         placed.shift_id = Set(Some(shift_id.0));
-        let placed = placed.update(&*tx).await?;
+        let placed = placed.update(&tx).await?;
         tx.commit().await?;
         Ok(PlacedOrder {
             id: placed.id,
@@ -263,9 +263,19 @@ impl Host {
         self.wfs.events(from)
     }
 
-    /// The host's routes, with the partner API under [`MOUNT`].
+    /// The partner API, told it is mounted under [`MOUNT`]. Keep a clone to answer
+    /// its held reads at shutdown ([`WfsService::release_held`]).
+    pub fn partner_api(&self) -> WfsService {
+        WfsService::with_config(self.wfs.clone(), Config::default().base_path(MOUNT))
+    }
+
+    /// The host's routes, with a new partner API under [`MOUNT`].
     pub fn router(&self) -> Router {
-        let api = WfsService::with_config(self.wfs.clone(), Config::default().base_path(MOUNT));
+        self.router_with(self.partner_api())
+    }
+
+    /// The host's routes, with `api` under [`MOUNT`].
+    pub fn router_with(&self, api: WfsService) -> Router {
         Router::new()
             .route("/tenants", post(sign_up))
             .route("/tenants/{id}/orders", post(place_order))

@@ -51,14 +51,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             .await
         }
     });
+    let api = host.partner_api();
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("listening on http://{bind} (partner API under /partners)");
-    axum::serve(listener, host.router())
+    axum::serve(listener, host.router_with(api.clone()))
         .with_graceful_shutdown(async move {
             tokio::select! {
                 _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
+            // Held feed reads (`wait=`) are answered now, or the drain waits for them.
+            api.release_held();
         })
         .await?;
     let _ = stop.send(true);

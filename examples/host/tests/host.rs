@@ -85,7 +85,7 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
     let key = host
         .wfs()
         .create_company_api_key(
-            &*tx,
+            &tx,
             company,
             NewApiKey {
                 name: "integration".into(),
@@ -231,7 +231,7 @@ async fn wfs_signs_in_on_the_hosts_crypto_backends_and_the_host_keeps_its_own() 
     let wfs = host.wfs();
     let tx = wfs.begin().await.unwrap();
     wfs.create_company_with_admin(
-        &*tx,
+        &tx,
         NewCompanyAdmin {
             company_name: "Acme Catering".into(),
             email: "admin@acme.test".into(),

@@ -5,6 +5,7 @@ use std::fmt;
 
 /// One permission an API key may carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scope {
     /// `workforce:read`: every GET resource route outside `/workforce`.
     WorkforceRead,

@@ -37,14 +37,16 @@ pub(crate) mod repo;
 mod schema;
 pub(crate) mod sql;
 pub(crate) mod waiters;
+mod write_tx;
 
 pub use qualified::Qualified;
 pub(crate) use qualified::WfsConn;
 pub use schema::{MAX_SCHEMA_LEN, MIGRATIONS_TABLE, SchemaName};
+pub use write_tx::WriteTx;
 
 use crate::error::{Error, Result};
 use changes::Changes;
-use qualified::{AfterCommit, Borrowed, OpenWrites, Registered};
+use qualified::Borrowed;
 #[cfg(feature = "sqlite")]
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
@@ -54,7 +56,6 @@ use sea_orm::{
 };
 use sea_orm_migration::MigratorTrait;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
@@ -144,7 +145,6 @@ pub struct Store {
     owned: bool,
     writer: Option<Arc<Mutex<()>>>,
     changes: Arc<Changes>,
-    writes: Arc<OpenWrites>,
 }
 
 impl fmt::Debug for Store {
@@ -259,7 +259,6 @@ impl Store {
             owned,
             writer,
             changes,
-            writes: Arc::default(),
         }
     }
 
@@ -376,7 +375,7 @@ impl Store {
     }
 
     /// Makes a transaction the host began a [`WriteTx`]: the host's writes (through
-    /// `&*tx`) and wfs's commit or roll back together, and wfs's after-commit work
+    /// `&tx`) and wfs's commit or roll back together, and wfs's after-commit work
     /// (cache invalidation here and in other processes, wake-ups) runs only once
     /// [`WriteTx::commit`] has committed. Until it ends, the change hub counts it as
     /// open, so no cached read can outlive a change made in it.
@@ -389,26 +388,27 @@ impl Store {
     }
 
     fn write_tx(&self, tx: DatabaseTransaction, writer: Option<OwnedMutexGuard<()>>) -> WriteTx {
-        let open = OpenTx {
-            seq: self.changes.begin(),
-            changes: self.changes.clone(),
-        };
-        let hooks = AfterCommit::new(None);
-        let tx = Box::new(Qualified::new(tx, self.schema.clone(), Some(hooks.clone())));
-        WriteTx {
-            _registered: self.writes.register(&tx, &hooks),
-            tx,
-            hooks,
-            _writer: writer,
-            _open: open,
-        }
+        WriteTx::new(tx, self.schema.clone(), &self.changes, writer)
     }
 
-    /// `conn`, lent by the caller of a public operation, made wfs's: qualified with
-    /// the store's schema, and carrying the after-commit work of the [`WriteTx`] it is
-    /// the transaction of, if it is one.
+    /// `conn`, lent by the caller of a public read, made wfs's: qualified with the
+    /// store's schema. Reads queue no after-commit work.
     pub(crate) fn enter<'c, C: ConnectionTrait>(&self, conn: &'c C) -> Qualified<Borrowed<'c, C>> {
-        Qualified::new(Borrowed(conn), self.schema.clone(), self.writes.find(conn))
+        Qualified::new(Borrowed(conn), self.schema.clone(), None)
+    }
+
+    /// `tx`, lent by the caller of a public write, made wfs's: qualified with the
+    /// store's schema, and queueing after-commit work on `tx` itself, so that it runs
+    /// when [`WriteTx::commit`] has committed and never before.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for a `WriteTx` of another store: its commit would settle
+    /// the other store's caches, not this one's.
+    pub(crate) fn enter_write<'t>(
+        &self,
+        tx: &'t WriteTx,
+    ) -> Result<Qualified<Borrowed<'t, DatabaseTransaction>>> {
+        tx.lend(&self.changes, self.schema.clone())
     }
 
     /// A read-only transaction whose statements all see one snapshot: REPEATABLE READ
@@ -453,104 +453,5 @@ fn schema_of(options: &StoreOptions, is_sqlite: bool) -> Result<Option<SchemaNam
             "applies to PostgreSQL only: on SQLite the store is a database file of its own",
         )),
         Some(name) => SchemaName::parse(name).map(Some),
-    }
-}
-
-/// A write transaction. Dropped without [`WriteTx::commit`], it rolls back.
-///
-/// It dereferences to a sea-orm connection, so every `wfs-core` operation that takes
-/// `&impl ConnectionTrait` runs inside it; several operations commit or fail together.
-/// A host's own statements go through `&*tx` too, unchanged (wfs's operations qualify
-/// theirs with wfs's schema). Begun by [`Store::begin`], or a host's transaction
-/// joined by [`Store::join`].
-pub struct WriteTx {
-    // First, so that the address is given up before the box is freed.
-    _registered: Registered,
-    tx: Box<Qualified<DatabaseTransaction>>,
-    hooks: Arc<AfterCommit>,
-    _writer: Option<OwnedMutexGuard<()>>,
-    /// Dropped when the transaction has ended, after its commit or rollback.
-    _open: OpenTx,
-}
-
-/// A write transaction the change hub counts as open until this is dropped.
-struct OpenTx {
-    seq: u64,
-    changes: Arc<Changes>,
-}
-
-impl Drop for OpenTx {
-    fn drop(&mut self) {
-        self.changes.ended(self.seq);
-    }
-}
-
-impl fmt::Debug for WriteTx {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("WriteTx")
-    }
-}
-
-impl WriteTx {
-    /// Commits every change made through this transaction; then, and only then, runs
-    /// what waits for the commit: the change hub settles (caches here and in other
-    /// processes forget what changed), then the after-commit work runs (wake-ups).
-    ///
-    /// # Errors
-    /// [`Error::Internal`] or [`Error::Unavailable`] when the commit fails; no
-    /// after-commit work runs then.
-    pub async fn commit(self) -> Result<()> {
-        let WriteTx {
-            _registered,
-            tx,
-            hooks,
-            _writer,
-            _open,
-        } = self;
-        drop(_registered);
-        let committed = tx.into_inner().commit().await;
-        drop(_writer);
-        drop(_open);
-        committed?;
-        hooks.committed();
-        Ok(())
-    }
-
-    /// Discards every change made through this transaction, and the work waiting for
-    /// its commit.
-    ///
-    /// # Errors
-    /// [`Error::Internal`] or [`Error::Unavailable`] when the rollback fails.
-    pub async fn rollback(self) -> Result<()> {
-        let WriteTx {
-            _registered,
-            tx,
-            hooks,
-            _writer,
-            _open,
-        } = self;
-        drop(_registered);
-        drop(hooks);
-        tx.into_inner().rollback().await.map_err(Error::from)
-    }
-
-    /// Runs `work` after this transaction commits, and never if it rolls back: for a
-    /// host's own wake-ups that must not run ahead of the data.
-    pub fn after_commit(&self, work: impl FnOnce() + Send + 'static) {
-        self.tx.after_commit(work);
-    }
-
-    /// The transaction as wfs's own statements run on it: statements given to it are
-    /// qualified with wfs's schema (a host's statements about wfs's tables), where
-    /// `&*tx` runs them as written (the host's own tables).
-    pub fn qualified(&self) -> &Qualified<DatabaseTransaction> {
-        &self.tx
-    }
-}
-
-impl Deref for WriteTx {
-    type Target = DatabaseTransaction;
-    fn deref(&self) -> &DatabaseTransaction {
-        self.tx.inner()
     }
 }

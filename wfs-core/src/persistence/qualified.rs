@@ -2,10 +2,11 @@
 //! statement into wfs's schema and carries the after-commit work of the write
 //! transaction it belongs to.
 //!
-//! A public operation takes the caller's `&impl ConnectionTrait` (a
-//! [`WriteTx`](super::WriteTx) dereferenced, the pool, a host's connection) and
-//! enters it first thing (`Store::enter`); everything below the operation takes
-//! `&Qualified<_>`, so no statement can reach the database unqualified by mistake.
+//! A public write takes the caller's [`WriteTx`](super::WriteTx) and a public read
+//! the caller's `&impl ConnectionTrait` (the pool, a host's connection, a `WriteTx`);
+//! each enters it first thing (`Store::enter_write`, `Store::enter`); everything
+//! below the operation takes `&Qualified<_>`, so no statement can reach the database
+//! unqualified by mistake.
 //!
 //! # After-commit work
 //!
@@ -14,20 +15,17 @@
 //! and runs when it commits, never when it rolls back. A savepoint's work joins its
 //! transaction's when the savepoint is released, and is dropped with it when rolled
 //! back. Work queued on a connection outside any transaction runs at once: its
-//! statement has committed by then. An operation finds its [`WriteTx`](super::WriteTx)
-//! from the `&DatabaseTransaction` it is given: each open `WriteTx` is registered in
-//! its store by the (boxed, so stable) address of its transaction.
+//! statement has committed by then. A write's work is queued on the
+//! [`WriteTx`](super::WriteTx) it was given, which runs it after its commit.
 
 use super::schema::{SchemaName, qualify};
 use crate::sync::lock;
 use sea_orm::{
-    AccessMode, ConnectionTrait, DatabaseTransaction, DbBackend, DbErr, ExecResult, IsolationLevel,
-    QueryResult, Statement, TransactionError, TransactionOptions, TransactionSession,
-    TransactionTrait,
+    AccessMode, ConnectionTrait, DbBackend, DbErr, ExecResult, IsolationLevel, QueryResult,
+    Statement, TransactionError, TransactionOptions, TransactionSession, TransactionTrait,
 };
 use sea_orm_migration::async_trait::async_trait;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -388,79 +386,6 @@ impl AfterCommit {
         match &self.parent {
             Some(parent) => lock(&parent.work).extend(work),
             None => work.into_iter().for_each(|work| work()),
-        }
-    }
-}
-
-/// The store's open write transactions, by the address of their transaction: how an
-/// operation given `&DatabaseTransaction` finds the `WriteTx` it belongs to.
-#[derive(Debug, Default)]
-pub(crate) struct OpenWrites {
-    by_address: Mutex<HashMap<usize, Arc<AfterCommit>>>,
-}
-
-impl OpenWrites {
-    /// The after-commit work of the `WriteTx` whose transaction `conn` is, if it is one.
-    pub(crate) fn find<C: ConnectionTrait>(&self, conn: &C) -> Option<Arc<AfterCommit>> {
-        // Only a transaction (or a WriteTx's own qualified transaction) can be one;
-        // `type_name` because `C` need not be 'static.
-        let name = std::any::type_name::<C>();
-        if name != std::any::type_name::<DatabaseTransaction>()
-            && name != std::any::type_name::<Qualified<DatabaseTransaction>>()
-        {
-            return None;
-        }
-        lock(&self.by_address)
-            .get(&(conn as *const C as usize))
-            .cloned()
-    }
-
-    /// Registers a `WriteTx`'s boxed transaction until the returned guard drops.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        tx: &Qualified<DatabaseTransaction>,
-        hooks: &Arc<AfterCommit>,
-    ) -> Registered {
-        let addresses = [
-            tx as *const Qualified<DatabaseTransaction> as usize,
-            tx.inner() as *const DatabaseTransaction as usize,
-        ];
-        let mut map = lock(&self.by_address);
-        for address in addresses {
-            map.insert(address, hooks.clone());
-        }
-        Registered {
-            writes: self.clone(),
-            addresses,
-            hooks: hooks.clone(),
-        }
-    }
-}
-
-/// A `WriteTx`'s place in [`OpenWrites`], given up when dropped.
-pub(crate) struct Registered {
-    writes: Arc<OpenWrites>,
-    addresses: [usize; 2],
-    hooks: Arc<AfterCommit>,
-}
-
-impl fmt::Debug for Registered {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Registered")
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        let mut map = lock(&self.writes.by_address);
-        for address in self.addresses {
-            // Only our own entry: a transaction boxed since at a freed address is not ours.
-            if map
-                .get(&address)
-                .is_some_and(|hooks| Arc::ptr_eq(hooks, &self.hooks))
-            {
-                map.remove(&address);
-            }
         }
     }
 }

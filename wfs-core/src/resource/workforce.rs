@@ -196,6 +196,7 @@ impl WorkforcePage {
     /// need escaping: the capacity its body is written into, so the buffer is not
     /// regrown (and copied) as it fills (docs/decisions.md, "The workforce page's
     /// weight").
+    #[doc(hidden)]
     pub fn json_size_hint(&self) -> usize {
         let resource = |r: &WorkforceResource| {
             let names = r.role.as_ref().map_or(0, |n| n.name.len())

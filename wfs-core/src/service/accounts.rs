@@ -1,6 +1,7 @@
 //! Companies, users and memberships as the host creates them.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::membership::{MembershipStatus, Privilege};
 // A rule on a value, in `domain` where the staff import uses it too (a service
 // module using another's rule made the cycle accounts <-> staff); here for the API.
@@ -8,7 +9,7 @@ pub use crate::domain::validate::normalize_email;
 use crate::entity::{company, membership, user};
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::{CompanyId, MembershipId, UserId};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+use sea_orm::{ActiveModelTrait, Set};
 
 /// Input of [`Wfs::create_company_with_admin`].
 #[derive(Debug, Clone)]
@@ -133,10 +134,10 @@ impl Wfs {
     /// characters; [`Error::Conflict`] when the email is taken.
     pub async fn create_company_with_admin(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         input: NewCompanyAdmin,
     ) -> Result<CreatedCompany> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         use crate::domain::validate::required_text;
         let company_name = required_text("company", &input.company_name, 200)?;
         let email = normalize_email("email", &input.email)?;
@@ -198,11 +199,11 @@ impl Wfs {
     /// a password shorter than 8 characters, or names that are too long.
     pub async fn restore_admin(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: RestoredAdminInput,
     ) -> Result<RestoredAdmin> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         use crate::domain::validate::optional_text;
         use crate::event::EventData;
         use crate::persistence::repo::owned_by;

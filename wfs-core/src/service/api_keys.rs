@@ -10,6 +10,7 @@
 //! the notification arrives. Expiry is checked on every request.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::cache::CachedKey;
 use crate::domain::credentials::{
     ClientSecret, IpAllowlist, SecretHash, SecretShape, generate_client_id,
@@ -27,8 +28,7 @@ use crate::service::audit::{Actor, AuditAction, RequestFacts, Target};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
 /// How often `lastUsedAt` is refreshed at most.
@@ -355,11 +355,11 @@ impl Wfs {
     /// address, or an expiry that is not in the future.
     pub async fn create_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         admin: AdminPrincipal,
         input: NewApiKey,
     ) -> Result<IssuedKey> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         self.issue_api_key(conn, admin.company_id, Some(admin.user_id), input)
             .await
     }
@@ -373,11 +373,11 @@ impl Wfs {
     /// [`Wfs::create_api_key`].
     pub async fn create_company_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: NewApiKey,
     ) -> Result<IssuedKey> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         company::Entity::find_by_id(company.0)
             .one(conn)
             .await?
@@ -415,11 +415,11 @@ impl Wfs {
     /// [`Error::Invalid`] for a blank name.
     pub async fn create_legacy_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         name: &str,
     ) -> Result<IssuedKey> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let new = KeyRow {
             company,
             created_by: None,
@@ -492,11 +492,11 @@ impl Wfs {
     /// for it could never authenticate.
     pub async fn rotate_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<IssuedKey> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let key = self.find_company_key(conn, admin, id).await?;
         if key.expires_at.is_some_and(|at| at <= self.now()) {
             return Err(Error::conflict(crate::AuthFailure::KeyExpired.message()));
@@ -534,11 +534,11 @@ impl Wfs {
     /// As [`Wfs::rotate_api_key`].
     pub async fn revoke_api_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         admin: AdminPrincipal,
         id: ApiKeyId,
     ) -> Result<ApiKeyInfo> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let key = self.find_company_key(conn, admin, id).await?;
         let now = self.now();
         let mut active: api_key::ActiveModel = key.into();

@@ -7,15 +7,16 @@
 //! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, member: wfs_core::MembershipId) -> wfs_core::Result<()> {
 //! use chrono::{Duration, Utc};
 //! let tx = wfs.begin().await?;
-//! let skill = wfs.create_skill_set(&*tx, company, "BLS", "Basic Life Support").await?;
-//! wfs.add_qualification(&*tx, company, member, skill).await?;
+//! let skill = wfs.create_skill_set(&tx, company, "BLS", "Basic Life Support").await?;
+//! wfs.add_qualification(&tx, company, member, skill).await?;
 //! let start = Utc::now() + Duration::days(1);
-//! wfs.add_unavailability(&*tx, company, member, start, start + Duration::days(2), "leave").await?;
+//! wfs.add_unavailability(&tx, company, member, start, start + Duration::days(2), "leave").await?;
 //! tx.commit().await?;
 //! # Ok(()) }
 //! ```
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::validate::{optional_text, required_text};
 use crate::entity::{member_skill, membership, membership_tombstone, skill_set, unavailability};
 use crate::error::{Error, OnConstraint, Result};
@@ -25,7 +26,7 @@ use crate::persistence::repo::find_owned;
 use crate::resource::workforce::WorkforceTombstone;
 use crate::service::staff::find_member;
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
+use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -36,14 +37,14 @@ impl Wfs {
     /// unknown membership.
     pub async fn add_unavailability(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         member: MembershipId,
         start: DateTime<Utc>,
         end: DateTime<Utc>,
         reason: &str,
     ) -> Result<UnavailabilityId> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         if end <= start {
             return Err(Error::invalid_field("end", "must be after start"));
         }
@@ -71,11 +72,11 @@ impl Wfs {
     /// [`Error::NotFound`] for an unknown or other company's interval.
     pub async fn remove_unavailability(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: UnavailabilityId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let found =
             find_owned::<unavailability::Entity>(conn, company, id.0, "Unavailability").await?;
         unavailability::Entity::delete_by_id(id.0)
@@ -92,12 +93,12 @@ impl Wfs {
     /// [`Error::Invalid`] for a blank code or name.
     pub async fn create_skill_set(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         code: &str,
         name: &str,
     ) -> Result<SkillSetId> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let id = Uuid::now_v7();
         skill_set::ActiveModel {
             id: Set(id),
@@ -118,12 +119,12 @@ impl Wfs {
     /// [`Error::NotFound`] for an unknown membership or skill set.
     pub async fn add_qualification(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         member: MembershipId,
         skill_set: SkillSetId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         find_member(conn, company, member).await?;
         find_owned::<skill_set::Entity>(conn, company, skill_set.0, "Skill set").await?;
         let now = self.now();
@@ -158,12 +159,12 @@ impl Wfs {
     /// [`Error::NotFound`] when the member does not hold it.
     pub async fn remove_qualification(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         member: MembershipId,
         skill_set: SkillSetId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         find_member(conn, company, member).await?;
         let deleted = member_skill::Entity::delete_by_id((member.0, skill_set.0))
             .exec(conn)
@@ -183,11 +184,11 @@ impl Wfs {
     /// [`Error::NotFound`] for an unknown membership.
     pub async fn delete_membership(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         member: MembershipId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         find_member(conn, company, member).await?;
         membership::Entity::delete_by_id(member.0)
             .exec(conn)

@@ -42,6 +42,10 @@ impl Mailer for LogMailer {
         tracing::debug!(to = %email.to, subject = %email.subject, "email not sent: the facade has no mailer (Wfs::with_mailer)");
         Box::pin(std::future::ready(Ok(())))
     }
+
+    fn not_sent_because(&self) -> Option<&str> {
+        Some("the facade has no mailer (Wfs::with_mailer), so they are logged at DEBUG and dropped")
+    }
 }
 
 impl Wfs {
@@ -52,6 +56,21 @@ impl Wfs {
     /// [`Error::Internal`](crate::Error::Internal) when webhook delivery cannot start
     /// (its HTTP client cannot be built); the other parts log their failures and go on.
     pub async fn run_background(&self, shutdown: impl Future<Output = ()>) -> Result<()> {
+        self.run_background_with_ready(shutdown, || ()).await
+    }
+
+    /// [`Wfs::run_background`], calling `ready` once the outbox's first round has
+    /// ended (whether it delivered, found nothing or failed): what was due at start
+    /// has been handed to the mailer and its summary logged, so a process can announce
+    /// itself ready after it (the reference server does).
+    ///
+    /// # Errors
+    /// As [`Wfs::run_background`].
+    pub async fn run_background_with_ready(
+        &self,
+        shutdown: impl Future<Output = ()>,
+        ready: impl FnOnce() + Send,
+    ) -> Result<()> {
         let (stop, stopped) = watch::channel(false);
         let signal = async move {
             shutdown.await;
@@ -60,15 +79,19 @@ impl Wfs {
         let ((), webhooks, (), ()) = tokio::join!(
             signal,
             self.run_webhook_worker(until(stopped.clone())),
-            self.outbox_until(stopped.clone()),
+            self.outbox_until(stopped.clone(), ready),
             self.run_purges(until(stopped)),
         );
         webhooks
     }
 
-    /// Delivers the outbox every [`OUTBOX_EVERY`] until `stopped` turns true.
-    async fn outbox_until(&self, mut stopped: watch::Receiver<bool>) {
+    /// Delivers the outbox every [`OUTBOX_EVERY`] until `stopped` turns true: a pass
+    /// that fills its batch is followed at once by another, so a backlog drains
+    /// without waiting for the next tick, and each round that handed emails to the
+    /// mailer ends with one INFO line. `ready` runs after the first round.
+    async fn outbox_until(&self, mut stopped: watch::Receiver<bool>, ready: impl FnOnce()) {
         let mailer = self.mailer();
+        let mut ready = Some(ready);
         let mut tick = tokio::time::interval(OUTBOX_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -76,15 +99,25 @@ impl Wfs {
                 _ = tick.tick() => {}
                 _ = stopped.wait_for(|stop| *stop) => return,
             }
+            let (mut sent, mut failed) = (0, 0);
             loop {
                 match self.deliver_outbox(&*mailer, OUTBOX_BATCH).await {
-                    Ok(report) if report.claimed < OUTBOX_BATCH || *stopped.borrow() => break,
-                    Ok(_) => {}
+                    Ok(report) => {
+                        sent += report.sent;
+                        failed += report.failed;
+                        if report.claimed < OUTBOX_BATCH || *stopped.borrow() {
+                            break;
+                        }
+                    }
                     Err(err) => {
                         tracing::warn!(error = %err, "outbox delivery failed");
                         break;
                     }
                 }
+            }
+            summarise(mailer.not_sent_because(), sent, failed);
+            if let Some(ready) = ready.take() {
+                ready();
             }
         }
     }
@@ -113,6 +146,20 @@ impl Wfs {
                 Err(err) => tracing::warn!(error = %err, "audit log purge failed"),
             }
         }
+    }
+}
+
+/// One INFO line for an outbox round that handed emails to the mailer.
+fn summarise(not_sent_because: Option<&str>, sent: usize, failed: usize) {
+    match (not_sent_because, sent, failed) {
+        (_, 0, 0) => {}
+        (Some(why), n, _) => tracing::info!(emails = n, "{n} queued emails not sent: {why}"),
+        (None, sent, 0) => tracing::info!(emails = sent, "sent {sent} queued emails"),
+        (None, sent, failed) => tracing::info!(
+            emails = sent,
+            failed,
+            "sent {sent} queued emails; {failed} failed and will be retried"
+        ),
     }
 }
 

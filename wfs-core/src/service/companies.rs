@@ -10,12 +10,13 @@
 //! ([`Wfs::create_company_with_admin`]).
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::validate::required_text;
 use crate::entity::company;
 use crate::error::{Error, OnConstraint, Result};
 use crate::ids::CompanyId;
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 
 /// The longest `external_ref`, in characters.
 pub const EXTERNAL_REF_MAX: usize = 256;
@@ -82,12 +83,8 @@ impl Wfs {
     /// [`Error::Invalid`] naming `name` or `externalRef`; [`Error::Conflict`] when
     /// another company already has this `external_ref` (find it with
     /// [`Wfs::company_by_external_ref`]).
-    pub async fn create_company(
-        &self,
-        conn: &impl ConnectionTrait,
-        input: NewCompany,
-    ) -> Result<Company> {
-        let conn = &self.store().enter(conn);
+    pub async fn create_company(&self, tx: &WriteTx, input: NewCompany) -> Result<Company> {
+        let conn = &self.store().enter_write(tx)?;
         let name = required_text("name", &input.name, 200)?;
         let external = input
             .external_ref

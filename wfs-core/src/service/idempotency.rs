@@ -33,7 +33,7 @@ use crate::persistence::WfsConn;
 use crate::persistence::sql;
 use crate::service::audit::{AuditAction, AuditScope, Target};
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryTrait};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryTrait};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
@@ -130,6 +130,7 @@ impl Wfs {
     /// # Errors
     /// [`Error::Idempotency`] when the key was used for a different request or its
     /// original is still running.
+    #[doc(hidden)]
     pub async fn claim_idempotency_key(
         &self,
         scope: &str,
@@ -172,6 +173,7 @@ impl Wfs {
     ///
     /// # Errors
     /// As [`Wfs::claim_idempotency_key`].
+    #[doc(hidden)]
     pub async fn claim_idempotency_key_in(
         &self,
         tx: &WriteTx,
@@ -195,6 +197,7 @@ impl Wfs {
     /// # Errors
     /// As [`Wfs::claim_idempotency_key`]; an internal error for a lock that was not
     /// claimed by [`Wfs::claim_idempotency_key_in`].
+    #[doc(hidden)]
     pub async fn reclaim_idempotency_key_in(
         &self,
         tx: &WriteTx,
@@ -317,13 +320,14 @@ impl Wfs {
     /// # Errors
     /// [`IdempotencyConflict::InProgress`] when another request took the key over (our
     /// lock timed out); the caller must then roll back.
+    #[doc(hidden)]
     pub async fn complete_idempotency_key(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         lock: &IdempotencyLock,
         response: &StoredResponse,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let done = completion(lock, response)?.exec(conn).await?.rows_affected == 1;
         if done {
             Ok(())
@@ -339,15 +343,16 @@ impl Wfs {
     ///
     /// # Errors
     /// As [`Wfs::complete_idempotency_key`].
+    #[doc(hidden)]
     pub async fn complete_idempotency_key_audited(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         lock: &IdempotencyLock,
         response: &StoredResponse,
         audit: &AuditScope,
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let completion = completion(lock, response)?;
         let entries = self.audit_rows(audit, response.status, extra);
         let written = entries.len() as u64;
@@ -366,6 +371,7 @@ impl Wfs {
     }
 
     /// Gives the key back without storing anything, so a retry runs afresh.
+    #[doc(hidden)]
     pub async fn release_idempotency_key(&self, lock: IdempotencyLock) -> Result<()> {
         let tx = self.store().begin().await?;
         record::Entity::delete_many()
@@ -379,6 +385,7 @@ impl Wfs {
     }
 
     /// Deletes records past [`RETENTION`]; returns how many. Run it periodically.
+    #[doc(hidden)]
     pub async fn purge_idempotency_records(&self) -> Result<u64> {
         let cutoff: DateTime<Utc> = self.now() - RETENTION;
         let tx = self.store().begin().await?;

@@ -1,6 +1,7 @@
 //! Job roles: list, create, update, soft delete.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::entity::{job_role, membership};
 use crate::error::{Error, Result};
 use crate::event::EventData;
@@ -76,11 +77,11 @@ impl Wfs {
     /// [`Error::Invalid`] naming the first bad field.
     pub async fn create_job_role(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: NewJobRole,
     ) -> Result<JobRole> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let model = input.into_row(company, self.now())?;
         let role = JobRole::from(model.insert(conn).await?);
         self.job_roles_changed(company);
@@ -96,12 +97,12 @@ impl Wfs {
     /// unknown, deleted or other company's role.
     pub async fn update_job_role(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: JobRoleId,
         patch: JobRolePatch,
     ) -> Result<JobRole> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         if patch.is_empty() {
             // The same refusal as `validate`'s, which transports call first.
             patch.validate()?;
@@ -132,11 +133,11 @@ impl Wfs {
     /// [`Error::NotFound`] for an unknown, already deleted or other company's role.
     pub async fn delete_job_role(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: JobRoleId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let now = self.now();
         let mut active: job_role::ActiveModel = find_live(conn, company, id).await?.into();
         active.deleted_at = Set(Some(now));

@@ -2,6 +2,7 @@
 //! live with their wire form in `resource::location`.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::entity::{location, membership};
 use crate::error::Result;
 use crate::event::EventData;
@@ -55,11 +56,11 @@ impl Wfs {
     /// [`Error::Invalid`](crate::Error::Invalid) naming the first bad field.
     pub async fn create_location(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: NewLocation,
     ) -> Result<CreatedLocation> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let row = input.into_row(company, self.now())?.insert(conn).await?;
         let address = row.address.clone();
         let location = Location::from(row);
@@ -77,12 +78,12 @@ impl Wfs {
     /// unknown or other company's location.
     pub async fn update_location(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: LocationId,
         patch: LocationPatch,
     ) -> Result<Location> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         if patch.is_empty() {
             // The same refusal as `validate`'s, which transports call first.
             patch.validate()?;

@@ -1,8 +1,10 @@
 //! The operations: one module per resource group, each an `impl Wfs` block.
 //!
-//! Reads run on the pool. Writes take `&impl ConnectionTrait`, normally a
-//! [`WriteTx`](crate::WriteTx), so a host can group several of them, and the HTTP
-//! layer can commit a write together with its idempotency record.
+//! Reads run on the pool, or on any connection given. Writes take a
+//! [`WriteTx`](crate::WriteTx) and nothing else, so a host can group several of them
+//! (with its own writes, [`Wfs::join`](crate::Wfs::join)), the HTTP layer can commit
+//! a write together with its idempotency record, and what wfs does after a commit
+//! waits for it.
 
 pub mod accounts;
 pub mod api_keys;
@@ -12,6 +14,7 @@ pub mod availability;
 pub mod background;
 pub mod companies;
 pub mod events;
+#[doc(hidden)]
 pub mod idempotency;
 pub mod job_roles;
 pub mod leaked_keys;

@@ -94,6 +94,14 @@ pub type MailFuture<'a> = Pin<Box<dyn Future<Output = Result<(), MailError>> + S
 pub trait Mailer: Send + Sync + fmt::Debug {
     /// Sends one email; `Ok` means the mail system accepted it.
     fn send<'a>(&'a self, email: &'a Email) -> MailFuture<'a>;
+
+    /// Why emails "sent" through this mailer do not reach anybody, for a mailer that
+    /// only logs them; `None` (the default) for a real mail system. The outbox's one
+    /// INFO line per round ([`Wfs::run_background`]) says "not sent" and this reason
+    /// instead of "sent".
+    fn not_sent_because(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What one [`Wfs::deliver_outbox`] pass did.

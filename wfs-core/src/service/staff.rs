@@ -8,6 +8,7 @@ pub use bulk::{
 };
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::entity::{membership, user};
 use crate::error::{Error, Result};
@@ -17,9 +18,7 @@ use crate::persistence::WfsConn;
 use crate::persistence::repo::{filter_by, find_owned, owned_by};
 use crate::resource::staff::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Query};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
 /// The staff member's wire form lives in `resource::staff`; this path is kept for hosts.
 pub use crate::resource::staff::StaffMember;
@@ -84,11 +83,11 @@ impl Wfs {
     /// admin who can sign in, without whom nobody could manage (or revoke) its keys.
     pub async fn deactivate_staff(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: MembershipId,
     ) -> Result<StaffMember> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let member = find_member(conn, company, id).await?;
         if MembershipStatus::from_code(member.status) == MembershipStatus::Deactivated {
             return Ok(member.into());

@@ -11,13 +11,14 @@
 //! nothing.
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::entity::{company, job_role, location, shift};
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleId, LocationId, MembershipId, ShiftId};
 use crate::persistence::repo::{locked, owned_by};
 use crate::resource::shift::Shift;
 use crate::resource::{EntityTag, JobRole, Location};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 impl Wfs {
     /// The tag of a live job role, its row locked until commit.
@@ -27,11 +28,11 @@ impl Wfs {
     /// companies' roles.
     pub async fn job_role_tag(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: JobRoleId,
     ) -> Result<EntityTag> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let find = owned_by::<job_role::Entity>(company)
             .filter(job_role::Column::Id.eq(id.0))
             .filter(job_role::Column::DeletedAt.is_null());
@@ -48,11 +49,11 @@ impl Wfs {
     /// [`Error::NotFound`] (`Location not found`).
     pub async fn location_tag(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: LocationId,
     ) -> Result<EntityTag> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let find = owned_by::<location::Entity>(company).filter(location::Column::Id.eq(id.0));
         let row = locked(conn, find)
             .one(conn)
@@ -67,11 +68,11 @@ impl Wfs {
     /// [`Error::NotFound`] (`Shift not found`).
     pub async fn shift_tag(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: ShiftId,
     ) -> Result<EntityTag> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let find = owned_by::<shift::Entity>(company).filter(shift::Column::Id.eq(id.0));
         let row = locked(conn, find)
             .one(conn)
@@ -89,11 +90,11 @@ impl Wfs {
     /// company's membership.
     pub async fn staff_tag(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: MembershipId,
     ) -> Result<EntityTag> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         locked(conn, company::Entity::find_by_id(company.0))
             .one(conn)
             .await?

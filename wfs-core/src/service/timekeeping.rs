@@ -5,17 +5,18 @@
 //! ```no_run
 //! # async fn demo(wfs: wfs_core::Wfs, company: wfs_core::CompanyId, shift_id: wfs_core::ShiftId) -> wfs_core::Result<()> {
 //! let tx = wfs.begin().await?;
-//! wfs.clock_in(&*tx, company, shift_id, wfs.now()).await?;
+//! wfs.clock_in(&tx, company, shift_id, wfs.now()).await?;
 //! tx.commit().await?;
 //! // ... later
 //! let tx = wfs.begin().await?;
-//! wfs.record_break(&*tx, company, shift_id, 30).await?;
-//! wfs.clock_out(&*tx, company, shift_id, wfs.now()).await?;
+//! wfs.record_break(&tx, company, shift_id, 30).await?;
+//! wfs.clock_out(&tx, company, shift_id, wfs.now()).await?;
 //! tx.commit().await?;
 //! # Ok(()) }
 //! ```
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::validate::number_in;
 use crate::entity::{overtime_record, shift};
@@ -27,7 +28,7 @@ use crate::resource::shift::Shift;
 use crate::service::shifts::find_shift;
 use crate::service::staff::find_member;
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Set};
+use sea_orm::{ActiveModelTrait, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -38,12 +39,12 @@ impl Wfs {
     /// cancelled, unassigned or already clocked in.
     pub async fn clock_in(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let shift = find_shift(conn, company, shift_id).await?;
         if !ShiftStatus::from_stored(&shift.status).is_live() {
             return Err(Error::conflict("Shift is cancelled"));
@@ -67,12 +68,12 @@ impl Wfs {
     /// [`Error::Invalid`] when `at` is not after the clock-in.
     pub async fn clock_out(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         shift_id: ShiftId,
         at: DateTime<Utc>,
     ) -> Result<Shift> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let shift = find_shift(conn, company, shift_id).await?;
         let Some(clocked_in) = shift.clocked_in else {
             return Err(Error::conflict("Shift is not clocked in"));
@@ -96,12 +97,12 @@ impl Wfs {
     /// cancelled shift.
     pub async fn record_break(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         shift_id: ShiftId,
         minutes: i32,
     ) -> Result<Shift> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         if !(1..=1440).contains(&minutes) {
             return Err(Error::invalid_field(
                 "minutes",
@@ -127,13 +128,13 @@ impl Wfs {
     /// membership.
     pub async fn approve_overtime(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         member: MembershipId,
         worked_on: NaiveDate,
         hours: f64,
     ) -> Result<OvertimeId> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let hours = number_in("hours", hours, 0.0, 24.0)?;
         if hours == 0.0 {
             return Err(Error::invalid_field("hours", "must be more than 0"));

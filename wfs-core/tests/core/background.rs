@@ -50,7 +50,7 @@ async fn run_background_delivers_webhooks_and_mail_until_the_shutdown_then_retur
     let tx = wfs.begin().await.unwrap();
     let clinic = wfs
         .create_location(
-            &*tx,
+            &tx,
             acme,
             NewLocation {
                 name: "North Clinic".into(),
@@ -63,7 +63,7 @@ async fn run_background_delivers_webhooks_and_mail_until_the_shutdown_then_retur
     member.assigned_branch_id = Ref::Id(clinic.id);
     member.job_role_id = nurse.into();
     let report = wfs
-        .bulk_create_staff(&*tx, acme, vec![Ok(member)])
+        .bulk_create_staff(&tx, acme, vec![Ok(member)])
         .await
         .unwrap();
     tx.commit().await.unwrap();

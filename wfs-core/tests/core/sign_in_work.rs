@@ -21,7 +21,7 @@ async fn every_failed_sign_in_costs_one_password_verification() {
     let wfs = Wfs::new(store, &[7; 32]).unwrap();
     let tx = wfs.begin().await.unwrap();
     wfs.create_company_with_admin(
-        &*tx,
+        &tx,
         NewCompanyAdmin {
             company_name: "Acme".into(),
             email: "admin@acme.test".into(),
@@ -47,7 +47,7 @@ async fn every_failed_sign_in_costs_one_password_verification() {
         created_at: Set(Utc::now()),
         updated_at: Set(Utc::now()),
     }
-    .insert(&*tx)
+    .insert(&tx)
     .await
     .unwrap();
     tx.commit().await.unwrap();

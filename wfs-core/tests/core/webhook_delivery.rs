@@ -163,7 +163,7 @@ pub(crate) async fn company(wfs: &Wfs, name: &str) -> CompanyId {
     let tx = wfs.begin().await.unwrap();
     let created = wfs
         .create_company_with_admin(
-            &*tx,
+            &tx,
             NewCompanyAdmin {
                 company_name: name.into(),
                 email: format!(
@@ -192,7 +192,7 @@ pub(crate) async fn endpoint(
     let tx = wfs.begin().await.unwrap();
     let created = wfs
         .create_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             NewEndpoint {
                 url: url.into(),
@@ -211,7 +211,7 @@ pub(crate) async fn create_role(wfs: &Wfs, company: CompanyId, title: &str) -> J
     let tx = wfs.begin().await.unwrap();
     let role = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: title.into(),
@@ -227,7 +227,7 @@ pub(crate) async fn create_role(wfs: &Wfs, company: CompanyId, title: &str) -> J
 async fn set_enabled(wfs: &Wfs, company: CompanyId, id: WebhookEndpointId, enabled: bool) {
     let tx = wfs.begin().await.unwrap();
     wfs.update_webhook_endpoint(
-        &*tx,
+        &tx,
         company,
         id,
         EndpointPatch {
@@ -414,7 +414,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     let tx = wfs.begin().await.unwrap();
     let location = wfs
         .create_location(
-            &*tx,
+            &tx,
             company,
             NewLocation {
                 name: "North Clinic".into(),
@@ -428,7 +428,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
 
     let tx = wfs.begin().await.unwrap();
     wfs.update_location(
-        &*tx,
+        &tx,
         company,
         location.id,
         LocationPatch {
@@ -440,7 +440,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     .unwrap();
     let nurse = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: "Nurse".into(),
@@ -453,7 +453,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
         .unwrap();
     let porter = wfs
         .create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: "Porter".into(),
@@ -463,7 +463,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
         .await
         .unwrap();
     wfs.update_job_role(
-        &*tx,
+        &tx,
         company,
         nurse.id,
         JobRolePatch {
@@ -479,7 +479,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     let tx = wfs.begin().await.unwrap();
     let (slot, first_shift) = wfs
         .create_shift_slot(
-            &*tx,
+            &tx,
             company,
             NewShiftSlot {
                 branch_id: Ref::Id(location.id),
@@ -529,7 +529,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     twin.job_role_id = nurse.id.into();
     let tx = wfs.begin().await.unwrap();
     let report = wfs
-        .bulk_create_staff(&*tx, company, vec![Ok(zebedee), Ok(wilhelmina), Ok(twin)])
+        .bulk_create_staff(&tx, company, vec![Ok(zebedee), Ok(wilhelmina), Ok(twin)])
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -540,7 +540,7 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     let tx = wfs.begin().await.unwrap();
     let booked = wfs
         .book_shift(
-            &*tx,
+            &tx,
             company,
             Booking {
                 slot_id: Ref::Id(slot.id),
@@ -558,21 +558,18 @@ async fn every_event_type_of_the_catalogue_is_delivered_signed_and_without_perso
     assert_eq!(shift, first_shift.id, "the booking fills the open place");
 
     let tx = wfs.begin().await.unwrap();
-    wfs.clock_in(&*tx, company, shift, wfs.now()).await.unwrap();
+    wfs.clock_in(&tx, company, shift, wfs.now()).await.unwrap();
     tx.commit().await.unwrap();
     let tx = wfs.begin().await.unwrap();
-    wfs.cancel_shift(&*tx, company, shift).await.unwrap();
-    wfs.deactivate_staff(&*tx, company, member.membership_id)
+    wfs.cancel_shift(&tx, company, shift).await.unwrap();
+    wfs.deactivate_staff(&tx, company, member.membership_id)
         .await
         .unwrap();
-    wfs.delete_membership(&*tx, company, leaver.membership_id)
+    wfs.delete_membership(&tx, company, leaver.membership_id)
         .await
         .unwrap();
-    wfs.delete_job_role(&*tx, company, porter.id).await.unwrap();
-    let test_event = wfs
-        .test_webhook_endpoint(&*tx, company, hook)
-        .await
-        .unwrap();
+    wfs.delete_job_role(&tx, company, porter.id).await.unwrap();
+    let test_event = wfs.test_webhook_endpoint(&tx, company, hook).await.unwrap();
     tx.commit().await.unwrap();
 
     // Assert: every stored event arrives once, exactly as listed, signed.
@@ -717,7 +714,7 @@ async fn subscriptions_disabled_endpoints_and_rolled_back_changes_decide_what_ar
     // A rolled-back change, then committed ones.
     let tx = wfs.begin().await.unwrap();
     wfs.create_job_role(
-        &*tx,
+        &tx,
         company,
         NewJobRole {
             title: "Rolled back".into(),
@@ -729,7 +726,7 @@ async fn subscriptions_disabled_endpoints_and_rolled_back_changes_decide_what_ar
     tx.rollback().await.unwrap();
     let tx = wfs.begin().await.unwrap();
     wfs.create_location(
-        &*tx,
+        &tx,
         company,
         NewLocation {
             name: "Annex".into(),
@@ -1010,7 +1007,7 @@ async fn gone_disables_the_endpoint_and_fails_its_other_pending_deliveries() {
     set_enabled(&wfs, company, hook, true).await;
     let tx = wfs.begin().await.unwrap();
     let retried = wfs
-        .retry_webhook_delivery(&*tx, company, hook, answered[0].id)
+        .retry_webhook_delivery(&tx, company, hook, answered[0].id)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1092,10 +1089,7 @@ async fn after_a_rotation_both_the_new_and_the_previous_secret_sign() {
     before.verify(&old).unwrap();
 
     let tx = wfs.begin().await.unwrap();
-    let rotated = wfs
-        .rotate_webhook_secret(&*tx, company, hook)
-        .await
-        .unwrap();
+    let rotated = wfs.rotate_webhook_secret(&tx, company, hook).await.unwrap();
     tx.commit().await.unwrap();
     let new = rotated.secret.expose().to_owned();
     assert_ne!(new, old);
@@ -1140,7 +1134,7 @@ async fn replay_requeues_the_stored_events_of_a_window_with_their_webhook_ids() 
     let tx = wfs.begin().await.unwrap();
     let queued = wfs
         .replay_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             hook,
             stored[1].timestamp,
@@ -1168,7 +1162,7 @@ async fn replay_requeues_the_stored_events_of_a_window_with_their_webhook_ids() 
     // An open-ended window from the first event replays all four.
     let tx = wfs.begin().await.unwrap();
     let queued = wfs
-        .replay_webhook_endpoint(&*tx, company, hook, stored[0].timestamp, None)
+        .replay_webhook_endpoint(&tx, company, hook, stored[0].timestamp, None)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1178,7 +1172,7 @@ async fn replay_requeues_the_stored_events_of_a_window_with_their_webhook_ids() 
     // Only what the endpoint subscribes to is replayed.
     let tx = wfs.begin().await.unwrap();
     let queued = wfs
-        .replay_webhook_endpoint(&*tx, company, locations_only, stored[0].timestamp, None)
+        .replay_webhook_endpoint(&tx, company, locations_only, stored[0].timestamp, None)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1189,7 +1183,7 @@ async fn replay_requeues_the_stored_events_of_a_window_with_their_webhook_ids() 
     let tx = wfs.begin().await.unwrap();
     let err = wfs
         .replay_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             hook,
             stored[3].timestamp,
@@ -1221,7 +1215,7 @@ async fn a_manual_retry_of_a_failed_delivery_delivers_it() {
     receiver.answer_otherwise(Reply::ok());
     let tx = wfs.begin().await.unwrap();
     let retried = wfs
-        .retry_webhook_delivery(&*tx, company, hook, failed.id)
+        .retry_webhook_delivery(&tx, company, hook, failed.id)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1261,7 +1255,7 @@ async fn a_manual_retry_of_a_delivery_in_flight_does_not_send_it_twice_at_once()
     let pending = deliveries(&wfs, company, hook).await.remove(0);
     assert_eq!(pending.status, DeliveryStatus::Pending);
     let tx = wfs.begin().await.unwrap();
-    wfs.retry_webhook_delivery(&*tx, company, hook, pending.id)
+    wfs.retry_webhook_delivery(&tx, company, hook, pending.id)
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -1297,7 +1291,7 @@ async fn private_addresses_are_refused_at_creation_and_again_at_delivery() {
         let tx = strict.begin().await.unwrap();
         let err = strict
             .create_webhook_endpoint(
-                &*tx,
+                &tx,
                 company,
                 NewEndpoint {
                     url: url.into(),
@@ -1413,7 +1407,7 @@ async fn a_host_name_that_resolves_to_a_private_address_is_refused_at_creation()
         let tx = strict.begin().await.unwrap();
         let err = strict
             .create_webhook_endpoint(
-                &*tx,
+                &tx,
                 company,
                 NewEndpoint {
                     url: format!("https://{name}/hooks"),
@@ -1443,7 +1437,7 @@ async fn one_endpoint_never_has_more_attempts_in_flight_than_the_concurrency() {
     let tx = wfs.begin().await.unwrap();
     for i in 0..10 {
         wfs.create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: format!("Role {i}"),
@@ -1482,7 +1476,7 @@ async fn two_workers_on_one_database_share_the_work_without_attempting_an_event_
     let tx = one.begin().await.unwrap();
     for i in 0..30 {
         one.create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: format!("Role {i}"),
@@ -1548,7 +1542,7 @@ async fn disabled_endpoints_holding_pending_deliveries_do_not_hold_up_enabled_on
         for _ in 0..35 {
             let created = wfs
                 .create_webhook_endpoint(
-                    &*tx,
+                    &tx,
                     company,
                     NewEndpoint {
                         url: idle.url.clone(),
@@ -1560,7 +1554,7 @@ async fn disabled_endpoints_holding_pending_deliveries_do_not_hold_up_enabled_on
             hooks.push(created.endpoint.id);
         }
         wfs.create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: "Queued".into(),
@@ -1571,7 +1565,7 @@ async fn disabled_endpoints_holding_pending_deliveries_do_not_hold_up_enabled_on
         .unwrap();
         for hook in hooks {
             wfs.update_webhook_endpoint(
-                &*tx,
+                &tx,
                 company,
                 hook,
                 EndpointPatch {
@@ -1708,7 +1702,7 @@ async fn an_open_transaction_that_queued_a_delivery_does_not_hold_up_the_endpoin
     let worker = start_worker(&wfs);
     let open = wfs.begin().await.unwrap();
     wfs.create_job_role(
-        &*open,
+        &open,
         company,
         NewJobRole {
             title: "Still open".into(),
@@ -1745,7 +1739,7 @@ async fn two_transactions_that_wrote_for_the_company_can_each_create_an_endpoint
     for title in ["First", "Second"] {
         let tx = wfs.begin().await.unwrap();
         wfs.create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: title.into(),
@@ -1762,7 +1756,7 @@ async fn two_transactions_that_wrote_for_the_company_can_each_create_an_endpoint
         tokio::spawn(async move {
             let created = wfs
                 .create_webhook_endpoint(
-                    &*tx,
+                    &tx,
                     company,
                     NewEndpoint {
                         url: format!("http://127.0.0.1:9/hook-{i}"),
@@ -1805,7 +1799,7 @@ async fn another_companys_endpoint_and_delivery_answer_as_unknown() {
     let tx = wfs.begin().await.unwrap();
     assert_not_found(
         wfs.update_webhook_endpoint(
-            &*tx,
+            &tx,
             ours,
             their_hook,
             EndpointPatch {
@@ -1817,20 +1811,14 @@ async fn another_companys_endpoint_and_delivery_answer_as_unknown() {
         kind,
     );
     assert_not_found(
-        wfs.delete_webhook_endpoint(&*tx, ours, their_hook).await,
+        wfs.delete_webhook_endpoint(&tx, ours, their_hook).await,
         kind,
     );
-    assert_not_found(
-        wfs.rotate_webhook_secret(&*tx, ours, their_hook).await,
-        kind,
-    );
-    assert_not_found(
-        wfs.test_webhook_endpoint(&*tx, ours, their_hook).await,
-        kind,
-    );
+    assert_not_found(wfs.rotate_webhook_secret(&tx, ours, their_hook).await, kind);
+    assert_not_found(wfs.test_webhook_endpoint(&tx, ours, their_hook).await, kind);
     assert_not_found(
         wfs.replay_webhook_endpoint(
-            &*tx,
+            &tx,
             ours,
             their_hook,
             Utc::now() - chrono::Duration::days(1),
@@ -1840,13 +1828,13 @@ async fn another_companys_endpoint_and_delivery_answer_as_unknown() {
         kind,
     );
     assert_not_found(
-        wfs.retry_webhook_delivery(&*tx, ours, their_hook, their_delivery.id)
+        wfs.retry_webhook_delivery(&tx, ours, their_hook, their_delivery.id)
             .await,
         kind,
     );
     // Our endpoint with their delivery.
     assert_not_found(
-        wfs.retry_webhook_delivery(&*tx, ours, our_hook, their_delivery.id)
+        wfs.retry_webhook_delivery(&tx, ours, our_hook, their_delivery.id)
             .await,
         "Webhook delivery",
     );
@@ -1909,7 +1897,7 @@ async fn subscribe_events_streams_committed_events_and_never_rolled_back_ones() 
 
     let tx = wfs.begin().await.unwrap();
     wfs.create_job_role(
-        &*tx,
+        &tx,
         company,
         NewJobRole {
             title: "Rolled back".into(),
@@ -1966,7 +1954,7 @@ async fn subscribe_events_keeps_up_with_a_burst_of_more_than_a_thousand_events()
     let tx = wfs.begin().await.unwrap();
     for i in 0..1100 {
         wfs.create_job_role(
-            &*tx,
+            &tx,
             company,
             NewJobRole {
                 title: format!("Role {i}"),

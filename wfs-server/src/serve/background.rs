@@ -1,6 +1,7 @@
-//! The work that runs beside the API listener: the metrics listener, the core's
-//! purges (idempotency records, audit log), the mail outbox and the webhook worker, started
-//! before the first connection is served and stopped after the drain.
+//! The work that runs beside the API listener: the metrics listener, and the core's
+//! background work (`Wfs::run_background_with_ready`: webhook delivery, the mail
+//! outbox, the purges), started before the first connection is served and stopped
+//! after the drain.
 
 use super::serve_metrics;
 use crate::cli::ServeArgs;
@@ -11,7 +12,6 @@ use tokio::sync::watch;
 use wfs_core::Wfs;
 use wfs_core::service::audit::AuditSettings;
 use wfs_core::service::outbox::Mailer;
-use wfs_server::mail::{OutboxSender, SEND_INTERVAL, Summary};
 use wfs_server::metrics::Metrics;
 
 /// Called once the server is up and its first outbox round has run.
@@ -20,17 +20,14 @@ pub(crate) type Ready = Box<dyn FnOnce() + Send>;
 /// How long `ready` waits for the outbox's first round before it runs anyway.
 const READY_WAIT: Duration = Duration::from_secs(10);
 
-/// The work that runs beside the API: the metrics listener, the purges, the mail
-/// outbox and the webhook worker.
+/// The work that runs beside the API: the metrics listener and the core's
+/// background work.
 pub(super) struct Background {
     stop_metrics: watch::Sender<bool>,
     metrics: Option<tokio::task::JoinHandle<()>>,
-    outbox: OutboxSender,
-    /// Stops the webhook worker and the purges.
+    /// Stops the core's background work.
     stop_core: watch::Sender<bool>,
-    /// The core's webhook worker and purges (`Wfs::run_webhook_worker`,
-    /// `Wfs::run_purges`); the outbox is the server's own, for its readiness and
-    /// summary lines.
+    /// The core's background work: webhook delivery, the outbox, the purges.
     core: tokio::task::JoinHandle<()>,
 }
 
@@ -53,33 +50,33 @@ impl Background {
                 metrics_stopped,
             ))
         });
-        let summary = if args.smtp_url.is_some() {
-            Summary::Sent
-        } else {
-            Summary::NotSent
-        };
-        let outbox = OutboxSender::spawn_with_summary(wfs.clone(), mailer, SEND_INTERVAL, summary);
+        // `ready` runs once the outbox's first round has ended, or after READY_WAIT.
+        let (first_round, first_round_ended) = tokio::sync::oneshot::channel::<()>();
         if let Some(ready) = ready {
-            let first_round = outbox.first_round();
             tokio::spawn(async move {
-                let _ = tokio::time::timeout(READY_WAIT, first_round).await;
+                let _ = tokio::time::timeout(READY_WAIT, first_round_ended).await;
                 ready();
             });
         }
         let (stop_core, core_stopped) = watch::channel(false);
         let core = tokio::spawn({
-            let wfs = wfs.clone().with_audit_settings(AuditSettings {
-                retention: chrono::Duration::days(i64::from(args.audit_retention_days)),
-            });
+            let wfs = wfs
+                .clone()
+                .with_mailer(mailer)
+                .with_audit_settings(AuditSettings {
+                    retention: chrono::Duration::days(i64::from(args.audit_retention_days)),
+                });
+            let mut core_stopped = core_stopped;
             async move {
-                let until = |mut stopped: watch::Receiver<bool>| async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
+                let stopped = async move {
+                    let _ = core_stopped.wait_for(|stop| *stop).await;
                 };
-                let (webhooks, ()) = tokio::join!(
-                    wfs.run_webhook_worker(until(core_stopped.clone())),
-                    wfs.run_purges(until(core_stopped)),
-                );
-                if let Err(err) = webhooks {
+                let ran = wfs
+                    .run_background_with_ready(stopped, move || {
+                        let _ = first_round.send(());
+                    })
+                    .await;
+                if let Err(err) = ran {
                     tracing::error!(error = %err, "the webhook worker could not start");
                 }
             }
@@ -87,7 +84,6 @@ impl Background {
         Self {
             stop_metrics,
             metrics,
-            outbox,
             stop_core,
             core,
         }
@@ -98,14 +94,14 @@ impl Background {
         let _ = self.stop_metrics.send(true);
     }
 
-    /// After the drain: the outbox, then the webhook worker, then the metrics task.
+    /// After the drain: the core's background work, then the metrics task.
     pub(super) async fn stop(self) {
-        self.outbox.shutdown().await;
-        // Attempts in flight finish (each bounded by --webhook-timeout); claims of any
-        // that do not are taken over when their leases lapse.
+        // An outbox pass, a purge batch and webhook attempts in flight finish (each
+        // attempt bounded by --webhook-timeout); claims of any that do not are taken
+        // over when their leases lapse.
         let _ = self.stop_core.send(true);
         if let Err(err) = self.core.await {
-            tracing::warn!(error = %err, "the webhook worker ended abnormally");
+            tracing::warn!(error = %err, "the background work ended abnormally");
         }
         if let Some(metrics) = self.metrics
             && let Err(err) = metrics.await

@@ -21,7 +21,7 @@ use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::service::locations::NewLocation;
 use wfs_core::service::staff::{NewStaffMember, StaffFilter};
 use wfs_core::{CompanyId, FixedClock, Store, StoreOptions, Wfs};
-use wfs_server::mail::{MailConfigError, OutboxSender, SmtpMailer, mailer_from_options};
+use wfs_server::mail::{MailConfigError, SmtpMailer, mailer_from_options};
 
 const SECRET: &[u8] = b"mail-test-secret-mail-test-secret-0123";
 const FROM: &str = "Acme Rota <rota@acme.test>";
@@ -124,7 +124,7 @@ async fn world() -> World {
     let tx = wfs.begin().await.unwrap();
     let company = wfs
         .create_company_with_admin(
-            &*tx,
+            &tx,
             NewCompanyAdmin {
                 company_name: "Acme Care".into(),
                 email: "admin@acme.test".into(),
@@ -152,7 +152,7 @@ async fn create_member(w: &World, email: &str) {
     let branch = w
         .wfs
         .create_location(
-            &*tx,
+            &tx,
             w.company,
             NewLocation {
                 name: "North Ward".into(),
@@ -165,7 +165,7 @@ async fn create_member(w: &World, email: &str) {
     let role = w
         .wfs
         .create_job_role(
-            &*tx,
+            &tx,
             w.company,
             NewJobRole {
                 title: "Nurse".into(),
@@ -178,7 +178,7 @@ async fn create_member(w: &World, email: &str) {
     let report = w
         .wfs
         .bulk_create_staff(
-            &*tx,
+            &tx,
             w.company,
             vec![Ok(NewStaffMember {
                 first_name: "Grace".into(),
@@ -286,22 +286,41 @@ async fn with_the_smtp_server_down_the_member_stays_and_the_email_is_sent_once_i
 }
 
 #[tokio::test]
-async fn the_background_sender_delivers_the_outbox_and_stops_on_shutdown() {
+async fn the_background_work_delivers_the_outbox_through_smtp_and_stops_on_shutdown() {
     let (listener, port) = loopback_listener();
     let inbox = start_smtp(listener);
     let w = world().await;
     create_member(&w, "grace@example.test").await;
 
-    let sender = OutboxSender::spawn(
-        w.wfs.clone(),
-        Arc::new(smtp_mailer(port)),
-        Duration::from_millis(20),
+    let wfs = w.wfs.clone().with_mailer(Arc::new(smtp_mailer(port)));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (ready, first_round) = tokio::sync::oneshot::channel::<()>();
+    let background = tokio::spawn(async move {
+        wfs.run_background_with_ready(
+            async move {
+                let _ = stopped.await;
+            },
+            move || {
+                let _ = ready.send(());
+            },
+        )
+        .await
+    });
+    tokio::time::timeout(Duration::from_secs(10), first_round)
+        .await
+        .expect("the first round ends")
+        .unwrap();
+    assert_eq!(
+        inbox.messages().len(),
+        1,
+        "what was due at start is sent by the first round"
     );
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while inbox.messages().is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    sender.shutdown().await;
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), background)
+        .await
+        .expect("the background work stops on shutdown")
+        .unwrap()
+        .unwrap();
 
     assert_eq!(inbox.messages().len(), 1);
     assert!(outbox_rows(&w).await[0].sent_at.is_some());

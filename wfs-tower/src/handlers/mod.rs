@@ -62,7 +62,7 @@ pub(crate) use route::{At, BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Doc, Entry, R
 use crate::auth::Caller;
 use crate::error::ApiError;
 use std::sync::LazyLock;
-use wfs_core::sea_orm::DatabaseTransaction;
+use wfs_core::WriteTx;
 use wfs_core::{AdminPrincipal, KeyPrincipal, Wfs};
 
 /// Everything a handler may look at.
@@ -87,7 +87,7 @@ pub(crate) struct Ctx<'a> {
     /// and held reads; `None` on admin reads, or when the host gave no `PeerAddr`.
     pub(crate) client_ip: Option<std::net::IpAddr>,
     /// The write transaction; `Some` exactly for writing routes.
-    pub(crate) tx: Option<&'a DatabaseTransaction>,
+    pub(crate) tx: Option<&'a WriteTx>,
 }
 
 impl Ctx<'_> {
@@ -105,7 +105,7 @@ impl Ctx<'_> {
         }
     }
 
-    pub(crate) fn tx(&self) -> Result<&DatabaseTransaction, ApiError> {
+    pub(crate) fn tx(&self) -> Result<&WriteTx, ApiError> {
         self.tx
             .ok_or_else(|| ApiError::internal("write route ran without a transaction"))
     }

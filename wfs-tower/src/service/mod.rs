@@ -49,6 +49,29 @@ mod write;
 /// the metrics of [`telemetry`](crate::telemetry). With a rate limit, every answer
 /// to a key that passed authentication carries the IETF `RateLimit` and
 /// `RateLimit-Policy` fields.
+///
+/// # Shutdown
+///
+/// A feed read with `wait=` is held open for up to a minute until something changes.
+/// When the host's graceful shutdown begins, it calls [`WfsService::release_held`]
+/// on a clone of the service it mounted: every held read is answered at once (with
+/// its empty page and cursor, a complete answer the client simply repeats elsewhere)
+/// and no new one is held, so the drain does not wait for them. Then it stops wfs's
+/// background work ([`Wfs::run_background`]'s shutdown future) once the drain ends.
+///
+/// ```no_run
+/// # async fn demo(wfs: wfs_core::Wfs, signal: impl std::future::Future<Output = ()>) {
+/// let api = wfs_tower::WfsService::new(wfs);
+/// let release = api.clone();
+/// let on_shutdown = async move {
+///     signal.await; // SIGTERM, Ctrl-C...
+///     release.release_held();
+/// };
+/// // axum::serve(listener, router.nest_service("/partners", api))
+/// //     .with_graceful_shutdown(on_shutdown)
+/// # let _ = (api, on_shutdown);
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct WfsService {
     shared: Arc<Shared>,

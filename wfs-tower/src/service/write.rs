@@ -8,7 +8,6 @@ use crate::handlers::{Ctx, Route};
 use crate::reply::Reply;
 use http::HeaderValue;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use wfs_core::sea_orm::DatabaseTransaction;
 use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
 
 impl Shared {
@@ -35,7 +34,7 @@ impl Shared {
         let Some(req) = claim else {
             return match run_in(&tx, route, ctx, trail).await {
                 Ok(reply) => {
-                    let logged = trail.write_in(&self.wfs, &*tx, reply.status, Some(&reply.body));
+                    let logged = trail.write_in(&self.wfs, &tx, reply.status, Some(&reply.body));
                     if let Err(err) = logged.await {
                         rollback(tx).await;
                         return Err(err.into());
@@ -120,7 +119,7 @@ impl Shared {
         let extra = trail.api_write(status, body);
         let completed = self
             .wfs
-            .complete_idempotency_key_audited(&*tx, lock, stored, trail.scope(), extra)
+            .complete_idempotency_key_audited(&tx, lock, stored, trail.scope(), extra)
             .await;
         if let Err(err) = completed {
             rollback(tx).await;
@@ -153,7 +152,7 @@ async fn held(
 
 /// Runs the handler of `route` inside `tx`, in the request's audit scope.
 async fn run_in<'a>(
-    tx: &'a DatabaseTransaction,
+    tx: &'a wfs_core::WriteTx,
     route: &'static Route,
     mut ctx: Ctx<'a>,
     trail: &Trail,

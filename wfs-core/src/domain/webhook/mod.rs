@@ -29,6 +29,7 @@ pub const RETENTION: chrono::Duration = chrono::Duration::days(30);
 
 /// Why an endpoint is disabled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DisabledReason {
     /// `PATCH` with `enabled: false`.
     Manual,
@@ -58,6 +59,7 @@ impl DisabledReason {
 
 /// Where a delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeliveryStatus {
     /// Not yet delivered; attempts remain.
     Pending,
@@ -259,6 +261,7 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
 /// which address answered or refused, which certificate name), so that deliveries
 /// cannot serve as a port scanner. The worker logs the raw error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AttemptError {
     /// The endpoint answered this status, not a 2xx: `HTTP 503`.
     Status(u16),

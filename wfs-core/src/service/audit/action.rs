@@ -6,6 +6,7 @@ macro_rules! actions {
     ($($(#[$doc:meta])* $variant:ident => $wire:literal,)*) => {
         /// What happened. The wire names are a contract (issue 23).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum AuditAction {
             $($(#[$doc])* $variant,)*
         }

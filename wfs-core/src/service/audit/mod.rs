@@ -26,6 +26,7 @@ pub(crate) use refused::Refusals;
 pub use scope::AuditScope;
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::entity::audit_entry;
 use crate::error::Result;
 use crate::ids::CompanyId;
@@ -133,7 +134,7 @@ impl Wfs {
     /// A database error.
     pub async fn write_audit(
         &self,
-        conn: &impl sea_orm::ConnectionTrait,
+        tx: &WriteTx,
         scope: &AuditScope,
         status: u16,
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
@@ -142,7 +143,7 @@ impl Wfs {
         if rows.is_empty() {
             return Ok(());
         }
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         audit_entry::Entity::insert_many(rows).exec(conn).await?;
         Ok(())
     }

@@ -17,7 +17,7 @@ async fn wfs() -> (Wfs, CompanyId, tempfile::TempDir) {
     let tx = wfs.begin().await.unwrap();
     let created = wfs
         .create_company_with_admin(
-            &*tx,
+            &tx,
             NewCompanyAdmin {
                 company_name: "Acme".into(),
                 email: "admin@acme.test".into(),
@@ -35,7 +35,7 @@ async fn wfs() -> (Wfs, CompanyId, tempfile::TempDir) {
 async fn role(wfs: &Wfs, company: CompanyId, title: &str) {
     let tx = wfs.begin().await.unwrap();
     wfs.create_job_role(
-        &*tx,
+        &tx,
         company,
         NewJobRole {
             title: title.into(),

@@ -3,6 +3,7 @@
 use super::input::{Assignee, Booking, ValidBooking, validate_booking};
 use super::insert_shift;
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::membership::MembershipStatus;
 use crate::domain::shift::{self as shift_rule, ShiftStatus};
 use crate::domain::time;
@@ -14,9 +15,7 @@ use crate::persistence::WfsConn;
 use crate::persistence::repo::{locked, owned_by};
 use crate::resource::shift::{BookingResult, Shift};
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -31,11 +30,11 @@ impl Wfs {
     /// would be booked twice on the same slot and date.
     pub async fn book_shift(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: Booking,
     ) -> Result<BookingResult> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let ValidBooking { reminders } = validate_booking(&input)?;
         let date = input.date;
         let slot = locked_slot(conn, company, input.slot_id, date).await?;

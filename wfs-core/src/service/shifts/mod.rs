@@ -14,6 +14,7 @@ mod input;
 pub use input::{Assignee, Booking, NewShiftSlot};
 
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::shift::ShiftStatus;
 use crate::domain::time::{self, HhMm};
 use crate::entity::{job_role, location, membership, shift, shift_slot};
@@ -26,7 +27,7 @@ use crate::resource::shift::Shift;
 use crate::resource::slot::ShiftSlot;
 use chrono::{DateTime, NaiveDate, Utc};
 use input::validate_slot;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, QueryOrder, Set};
 use uuid::Uuid;
 
 impl Wfs {
@@ -38,11 +39,11 @@ impl Wfs {
     /// not the company's.
     pub async fn create_shift_slot(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: NewShiftSlot,
     ) -> Result<(ShiftSlot, Shift)> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let valid = validate_slot(&input)?;
         let branch = self
             .find_location(conn, company, input.branch_id.id("Location")?)
@@ -136,11 +137,11 @@ impl Wfs {
     /// [`Error::Conflict`](crate::Error::Conflict) when it is already cancelled.
     pub async fn cancel_shift(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: ShiftId,
     ) -> Result<Shift> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let shift = find_shift(conn, company, id).await?;
         let cancelled = ShiftStatus::from_stored(&shift.status).cancel()?;
         let member = shift.membership_id;

@@ -26,13 +26,14 @@ mod references;
 
 use super::StaffMember;
 use crate::Wfs;
+use crate::WriteTx;
 use crate::entity::company;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleRef, LocationId, Ref, SkillSetId};
 use crate::persistence::WfsConn;
 use fields::{Entry, ValidStaff};
 use references::{ItemError, Lookups, Stored};
-use sea_orm::{ConnectionTrait, EntityTrait, QuerySelect, TransactionSession, TransactionTrait};
+use sea_orm::{EntityTrait, QuerySelect, TransactionSession, TransactionTrait};
 
 /// Items processed together (one duplicate check against the store per batch),
 /// one batch after the other.
@@ -109,23 +110,20 @@ pub struct BulkStaffReport {
 impl Wfs {
     /// Creates members in bulk; see the module docs for the rules.
     ///
-    /// `conn` is normally the request's transaction: every item's savepoint is
-    /// opened on it, and nothing is visible before it commits.
+    /// Every item's savepoint is opened on `tx`, and nothing is visible before it
+    /// commits.
     ///
     /// # Errors
     /// [`Error::Invalid`] for an empty request or one over [`BULK_MAX_ITEMS`]; store
     /// failures other than a constraint violation of one item.
     #[tracing::instrument(name = "bulk_create_staff", skip_all, fields(company_id = %company, items = items.len()))]
-    pub async fn bulk_create_staff<C>(
+    pub async fn bulk_create_staff(
         &self,
-        conn: &C,
+        tx: &WriteTx,
         company: CompanyId,
         items: Vec<BulkStaffItem>,
-    ) -> Result<BulkStaffReport>
-    where
-        C: ConnectionTrait + TransactionTrait,
-    {
-        let conn = &self.store().enter(conn);
+    ) -> Result<BulkStaffReport> {
+        let conn = &self.store().enter_write(tx)?;
         check_count(items.len())?;
         let mut request = Request {
             company,

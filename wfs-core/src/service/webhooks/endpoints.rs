@@ -4,6 +4,7 @@
 
 use super::emit;
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::webhook::{
     DESCRIPTION_MAX, DisabledReason, ENDPOINTS_MAX, EndpointUrl, ROTATION_OVERLAP, WebhookSecret,
     is_public,
@@ -18,8 +19,8 @@ use crate::persistence::repo::{find_owned, locked, locked_for_delete, owned_by};
 use crate::service::audit::{AuditAction, Target};
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use std::time::Duration;
 use uuid::Uuid;
@@ -168,11 +169,11 @@ impl Wfs {
     /// [`Error::Conflict`] `Webhook endpoint limit reached` past 50.
     pub async fn create_webhook_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         input: NewEndpoint,
     ) -> Result<EndpointWithSecret> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let url = self.endpoint_url(&input.url).await?;
         let description = description(input.description)?;
         let subscription = Subscription::parse(&input.event_types)?;
@@ -256,12 +257,12 @@ impl Wfs {
     /// As [`Wfs::create_webhook_endpoint`] for the fields; [`Error::NotFound`].
     pub async fn update_webhook_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: WebhookEndpointId,
         patch: EndpointPatch,
     ) -> Result<Endpoint> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let url = match patch.url.as_deref() {
             Some(raw) => Some(self.endpoint_url(raw).await?),
             None => None,
@@ -317,11 +318,11 @@ impl Wfs {
     /// [`Error::NotFound`].
     pub async fn delete_webhook_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<()> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         // The endpoint row first, as the worker locks it before its deliveries: the
         // same order everywhere, so a delete and a claim never deadlock.
         let found = locked_for_delete(
@@ -351,11 +352,11 @@ impl Wfs {
     /// [`Error::NotFound`].
     pub async fn rotate_webhook_secret(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<EndpointWithSecret> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let found = self.find_endpoint(conn, company, id).await?;
         let now = self.now();
         let secret = WebhookSecret::generate();
@@ -397,11 +398,11 @@ impl Wfs {
     /// [`Error::NotFound`].
     pub async fn test_webhook_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: WebhookEndpointId,
     ) -> Result<WebhookEventId> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let found = self.find_endpoint(conn, company, id).await?;
         let endpoint = WebhookEndpointId(found.id);
         self.record_event(
@@ -423,13 +424,13 @@ impl Wfs {
     /// [`Error::Invalid`] naming `since` when it is after `until`; [`Error::NotFound`].
     pub async fn replay_webhook_endpoint(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: WebhookEndpointId,
         since: DateTime<Utc>,
         until: Option<DateTime<Utc>>,
     ) -> Result<u64> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         let until = until.unwrap_or_else(|| self.now());
         if since > until {
             return Err(Error::invalid_field("since", "must not be after until"));

@@ -3,6 +3,7 @@
 
 use super::{PAGE_DEFAULT, PAGE_MAX};
 use crate::Wfs;
+use crate::WriteTx;
 use crate::domain::webhook::DeliveryStatus;
 use crate::entity::{webhook_delivery, webhook_event};
 use crate::error::{Error, Result};
@@ -10,9 +11,7 @@ use crate::event::EventType;
 use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::repo::owned_by;
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use uuid::Uuid;
 
 /// One event's delivery to one endpoint.
@@ -192,12 +191,12 @@ impl Wfs {
     /// [`Error::NotFound`] `Webhook endpoint` or `Webhook delivery`.
     pub async fn retry_webhook_delivery(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         endpoint: WebhookEndpointId,
         delivery: WebhookDeliveryId,
     ) -> Result<Delivery> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         self.find_endpoint(conn, company, endpoint).await?;
         let found = owned_by::<webhook_delivery::Entity>(company)
             .filter(webhook_delivery::Column::Id.eq(delivery.0))

@@ -236,7 +236,7 @@ mod tests {
         let tx = wfs.begin().await.unwrap();
         let company = wfs
             .create_company_with_admin(
-                &*tx,
+                &tx,
                 NewCompanyAdmin {
                     company_name: "Acme".into(),
                     email: "admin@acme.test".into(),
@@ -249,7 +249,7 @@ mod tests {
             .unwrap()
             .company_id;
         wfs.create_webhook_endpoint(
-            &*tx,
+            &tx,
             company,
             NewEndpoint {
                 url: "https://127.0.0.1:9/hook".into(),
@@ -265,13 +265,13 @@ mod tests {
 
         // Act / Assert: rolled back, never; committed, after the commit only.
         let tx = wfs.begin().await.unwrap();
-        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        wfs.create_job_role(&tx, company, role()).await.unwrap();
         assert!(!woken(&wfs).await, "woken inside the transaction");
         tx.rollback().await.unwrap();
         assert!(!woken(&wfs).await, "woken for a rolled-back event");
 
         let tx = wfs.begin().await.unwrap();
-        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        wfs.create_job_role(&tx, company, role()).await.unwrap();
         assert!(!woken(&wfs).await, "woken inside the transaction");
         tx.commit().await.unwrap();
         assert!(woken(&wfs).await, "not woken after the commit");
@@ -285,11 +285,11 @@ mod tests {
             })
         };
         let tx = wfs.join(begin().await.unwrap());
-        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        wfs.create_job_role(&tx, company, role()).await.unwrap();
         drop(tx);
         assert!(!woken(&wfs).await, "woken for a dropped transaction");
         let tx = wfs.join(begin().await.unwrap());
-        wfs.create_job_role(&*tx, company, role()).await.unwrap();
+        wfs.create_job_role(&tx, company, role()).await.unwrap();
         assert!(!woken(&wfs).await, "woken inside the transaction");
         tx.commit().await.unwrap();
         assert!(woken(&wfs).await, "not woken after the commit");

@@ -1,0 +1,210 @@
+//! [`WriteTx`]: the write transaction every wfs write takes, and what it runs once
+//! it has committed.
+
+use super::Qualified;
+use super::changes::Changes;
+use super::qualified::{AfterCommit, Borrowed};
+use super::schema::SchemaName;
+use crate::error::{Error, Result};
+use sea_orm::{
+    ConnectionTrait, DatabaseBackend, DatabaseTransaction, DbErr, ExecResult, QueryResult,
+    Statement,
+};
+use sea_orm_migration::async_trait::async_trait;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+use tokio::sync::OwnedMutexGuard;
+
+/// A write transaction. Dropped without [`WriteTx::commit`], it rolls back.
+///
+/// Every `wfs-core` write takes `&WriteTx` and nothing else, so several writes commit
+/// or fail together, and what wfs does once a write is durable (cache invalidation,
+/// webhook wake-ups) waits for [`WriteTx::commit`] by construction. Reads take any
+/// connection, `&tx` included. A host's own statements run on `&tx` (or `&*tx`, the
+/// sea-orm transaction) unchanged: wfs's operations qualify theirs with wfs's schema.
+/// Begun by [`Store::begin`](super::Store::begin), or a host's transaction joined by [`Store::join`](super::Store::join).
+///
+/// ```no_run
+/// # async fn demo(wfs: wfs_core::Wfs, db: wfs_core::sea_orm::DatabaseConnection, company: wfs_core::CompanyId) -> wfs_core::Result<()> {
+/// use wfs_core::sea_orm::TransactionTrait;
+/// use wfs_core::service::job_roles::NewJobRole;
+///
+/// let tx = wfs.join(db.begin().await?);
+/// wfs.create_job_role(&tx, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+///     .await?;
+/// tx.commit().await?;
+/// # Ok(()) }
+/// ```
+///
+/// A sea-orm transaction the host did not join is not one: a write given it does not
+/// compile, so nothing wfs does after a commit can run before the host's.
+///
+/// ```compile_fail,E0308
+/// # async fn demo(wfs: wfs_core::Wfs, db: wfs_core::sea_orm::DatabaseConnection, company: wfs_core::CompanyId) -> wfs_core::Result<()> {
+/// use wfs_core::sea_orm::TransactionTrait;
+/// use wfs_core::service::job_roles::NewJobRole;
+///
+/// let txn = db.begin().await?;
+/// wfs.create_job_role(&txn, company, NewJobRole { title: "Nurse".into(), ..Default::default() })
+///     .await?;
+/// txn.commit().await?;
+/// # Ok(()) }
+/// ```
+pub struct WriteTx {
+    tx: Qualified<DatabaseTransaction>,
+    hooks: Arc<AfterCommit>,
+    _writer: Option<OwnedMutexGuard<()>>,
+    /// Dropped when the transaction has ended, after its commit or rollback.
+    _open: OpenTx,
+}
+
+/// A write transaction the change hub counts as open until this is dropped.
+struct OpenTx {
+    seq: u64,
+    changes: Arc<Changes>,
+}
+
+impl Drop for OpenTx {
+    fn drop(&mut self) {
+        self.changes.ended(self.seq);
+    }
+}
+
+impl fmt::Debug for WriteTx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WriteTx")
+    }
+}
+
+impl WriteTx {
+    /// `tx` as a write transaction of the store whose change hub is `changes`,
+    /// holding the SQLite writer queue's `writer` until it ends.
+    pub(super) fn new(
+        tx: DatabaseTransaction,
+        schema: Option<Arc<SchemaName>>,
+        changes: &Arc<Changes>,
+        writer: Option<OwnedMutexGuard<()>>,
+    ) -> Self {
+        let open = OpenTx {
+            seq: changes.begin(),
+            changes: changes.clone(),
+        };
+        let hooks = AfterCommit::new(None);
+        Self {
+            tx: Qualified::new(tx, schema, Some(hooks.clone())),
+            hooks,
+            _writer: writer,
+            _open: open,
+        }
+    }
+
+    /// The transaction lent to one write of the store whose change hub is `changes`
+    /// (see `Store::enter_write`).
+    pub(super) fn lend(
+        &self,
+        changes: &Arc<Changes>,
+        schema: Option<Arc<SchemaName>>,
+    ) -> Result<Qualified<Borrowed<'_, DatabaseTransaction>>> {
+        if !Arc::ptr_eq(&self._open.changes, changes) {
+            return Err(Error::Internal(
+                "a WriteTx begun or joined by another Store was given to this one".into(),
+            ));
+        }
+        Ok(Qualified::new(
+            Borrowed(self.tx.inner()),
+            schema,
+            Some(self.hooks.clone()),
+        ))
+    }
+
+    /// Commits every change made through this transaction; then, and only then, runs
+    /// what waits for the commit: the change hub settles (caches here and in other
+    /// processes forget what changed), then the after-commit work runs (wake-ups).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] or [`Error::Unavailable`] when the commit fails; no
+    /// after-commit work runs then.
+    pub async fn commit(self) -> Result<()> {
+        let WriteTx {
+            tx,
+            hooks,
+            _writer,
+            _open,
+        } = self;
+        let committed = tx.into_inner().commit().await;
+        drop(_writer);
+        drop(_open);
+        committed?;
+        hooks.committed();
+        Ok(())
+    }
+
+    /// Discards every change made through this transaction, and the work waiting for
+    /// its commit.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] or [`Error::Unavailable`] when the rollback fails.
+    pub async fn rollback(self) -> Result<()> {
+        let WriteTx {
+            tx,
+            hooks,
+            _writer,
+            _open,
+        } = self;
+        drop(hooks);
+        tx.into_inner().rollback().await.map_err(Error::from)
+    }
+
+    /// Runs `work` after this transaction commits, and never if it rolls back: for a
+    /// host's own wake-ups that must not run ahead of the data.
+    pub fn after_commit(&self, work: impl FnOnce() + Send + 'static) {
+        self.tx.after_commit(work);
+    }
+
+    /// The transaction as wfs's own statements run on it: statements given to it are
+    /// qualified with wfs's schema (a host's statements about wfs's tables), where
+    /// `&tx` runs them as written (the host's own tables).
+    pub fn qualified(&self) -> &Qualified<DatabaseTransaction> {
+        &self.tx
+    }
+}
+
+impl Deref for WriteTx {
+    type Target = DatabaseTransaction;
+    fn deref(&self) -> &DatabaseTransaction {
+        self.tx.inner()
+    }
+}
+
+/// A host's statements run on `&tx` as written (like `&*tx`), and a read takes `&tx`
+/// as it takes any connection.
+#[async_trait]
+impl ConnectionTrait for WriteTx {
+    fn get_database_backend(&self) -> DatabaseBackend {
+        self.tx.inner().get_database_backend()
+    }
+
+    async fn execute_raw(&self, stmt: Statement) -> std::result::Result<ExecResult, DbErr> {
+        self.tx.inner().execute_raw(stmt).await
+    }
+
+    async fn execute_unprepared(&self, sql: &str) -> std::result::Result<ExecResult, DbErr> {
+        self.tx.inner().execute_unprepared(sql).await
+    }
+
+    async fn query_one_raw(
+        &self,
+        stmt: Statement,
+    ) -> std::result::Result<Option<QueryResult>, DbErr> {
+        self.tx.inner().query_one_raw(stmt).await
+    }
+
+    async fn query_all_raw(&self, stmt: Statement) -> std::result::Result<Vec<QueryResult>, DbErr> {
+        self.tx.inner().query_all_raw(stmt).await
+    }
+
+    fn support_returning(&self) -> bool {
+        self.tx.inner().support_returning()
+    }
+}
