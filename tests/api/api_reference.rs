@@ -2,9 +2,11 @@
 //! the service, working with no internet access (decisions.md, "Operating the
 //! reference server").
 //!
-//! The browser test drives Debian's `chromium` headless against a server started
-//! here, with every host but 127.0.0.1 unresolvable and a dead proxy for anything
-//! else. Without chromium it fails and says how to install it: CI installs it.
+//! The browser tests drive a headless Chromium (`$WFS_CHROMIUM`, else `chromium`,
+//! `chromium-browser` or `google-chrome` on PATH) against a server started here,
+//! with every host but 127.0.0.1 unresolvable and a dead proxy for anything else.
+//! Without one they are reported as ignored, with the install hint
+//! (`wfs-server/build.rs` looks); CI installs it and runs them.
 //! It also takes a screenshot; `WFS_UPDATE_SCREENSHOT=1` keeps it as
 //! `docs/api-docs.png`.
 
@@ -289,6 +291,10 @@ fn html_escape(text: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(wfs_test_chromium),
+    ignore = "needs Chromium on PATH (chromium, chromium-browser or google-chrome) or at $WFS_CHROMIUM: apt-get install chromium (Debian/Ubuntu), brew install --cask chromium (macOS)"
+)]
 async fn in_a_browser_with_no_internet_the_reference_renders_every_operation() {
     let browser = chromium();
     let app = TestApp::spawn().await;
@@ -417,6 +423,10 @@ async function tryOut(id) {
 </script></body></html>"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(wfs_test_chromium),
+    ignore = "needs Chromium on PATH (chromium, chromium-browser or google-chrome) or at $WFS_CHROMIUM: apt-get install chromium (Debian/Ubuntu), brew install --cask chromium (macOS)"
+)]
 async fn under_a_mount_prefix_try_it_out_calls_the_api_under_that_prefix() {
     chromium();
     let app = TestApp::spawn_with(wfs_tower::Config::default().base_path("/partners")).await;

@@ -59,6 +59,10 @@ fn alternate<'a>(servers: &'a [&'a TestApp; 2], i: usize) -> &'a TestApp {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn failures_spread_over_two_servers_meet_one_limit_per_login_and_address() {
     // Arrange
     let redis = Redis::start();
@@ -131,6 +135,10 @@ async fn failures_spread_over_two_servers_meet_one_limit_per_login_and_address()
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn thirty_attempts_a_minute_from_one_address_count_over_both_servers() {
     // Arrange
     let redis = Redis::start();
@@ -180,6 +188,10 @@ fn store_errors(snapshotter: &Snapshotter) -> u64 {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn with_redis_gone_each_server_throttles_alone_and_sign_in_never_fails() {
     // Arrange: the counter is read from a recorder of this test's own (the runtime
     // runs every task of the test on this thread).

@@ -213,6 +213,10 @@ async fn wait_until_shared(http: &reqwest::Client, a: &Server, b: &Server) {
 // ---------------------------------------------------------------------------------
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
     // Arrange: two servers on one database and one Redis.
     let redis = Redis::start();
@@ -243,6 +247,10 @@ async fn one_key_s_requests_alternating_between_two_servers_spend_one_budget() {
 /// that revalidates its read on both servers, many times the burst, is never refused,
 /// and keeps the budget for other reads.
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn conditional_reads_answered_304_on_either_server_do_not_spend_the_shared_budget() {
     // Arrange
     let redis = Redis::start();
@@ -287,6 +295,10 @@ async fn conditional_reads_answered_304_on_either_server_do_not_spend_the_shared
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn while_redis_is_down_requests_are_served_and_limited_per_server_and_sharing_resumes_when_it_returns()
  {
     // Arrange: two servers sharing a Redis that answers.

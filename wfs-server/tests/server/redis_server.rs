@@ -1,6 +1,8 @@
-//! A throwaway `redis-server` for the tests that share counts through Redis: Debian's
-//! package (`/usr/bin/redis-server`, which `.ci/run` installs) started on a free
-//! loopback port, with a password, and stopped by its PID. wfs-server's tests
+//! A throwaway `redis-server` for the tests that share counts through Redis:
+//! `$WFS_TEST_REDIS_SERVER`, else `redis-server` on `PATH` (Debian's package, which
+//! `.ci/run` installs, or Homebrew's), started on a free loopback port, with a
+//! password, and stopped by its PID. Without one, those tests are reported as ignored
+//! ([`NEEDS_REDIS`]; `wfs-server/build.rs` looks). wfs-server's tests
 //! (`redis_rate_limit`, `redis_sign_in`) and the API suite (`tests/api/redis_sign_in.rs`, which
 //! includes this file) start it alike.
 
@@ -9,7 +11,22 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub const REDIS_SERVER: &str = "/usr/bin/redis-server";
+/// Why a test that needs Redis is ignored without it, and how to install it.
+pub const NEEDS_REDIS: &str = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)";
+
+/// The `redis-server` to run: as `wfs-server/build.rs` finds it.
+pub fn redis_server() -> std::path::PathBuf {
+    if let Some(named) = std::env::var_os("WFS_TEST_REDIS_SERVER") {
+        return named.into();
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("redis-server"))
+                .find(|candidate| candidate.is_file())
+        })
+        .unwrap_or_else(|| panic!("redis-server is missing: {NEEDS_REDIS}"))
+}
 /// Redis's password: it must never appear in a log line or a message.
 pub const REDIS_PASSWORD: &str = "redis-pw-7f3a9c1e";
 
@@ -23,10 +40,6 @@ pub struct Redis {
 impl Redis {
     /// Starts on a free port.
     pub fn start() -> Self {
-        assert!(
-            std::path::Path::new(REDIS_SERVER).exists(),
-            "{REDIS_SERVER} is missing: install it with `apt-get install -y redis-server`"
-        );
         for _ in 0..5 {
             let port = free_port();
             let mut redis = Redis { child: None, port };
@@ -39,14 +52,15 @@ impl Redis {
 
     /// Starts (again) on this port; false when it exits first (the port was taken).
     pub fn restart(&mut self) -> bool {
-        let mut child = Command::new(REDIS_SERVER)
+        let program = redis_server();
+        let mut child = Command::new(&program)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--requirepass", REDIS_PASSWORD])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|err| panic!("cannot run {REDIS_SERVER}: {err}"));
+            .unwrap_or_else(|err| panic!("cannot run {}: {err}", program.display()));
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if child.try_wait().unwrap().is_some() {

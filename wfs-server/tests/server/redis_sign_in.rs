@@ -29,6 +29,10 @@ async fn sign_in(http: &reqwest::Client, server: &Server, password: &str) -> req
 }
 
 #[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
 async fn ten_failures_spread_over_two_servers_shut_the_login_out_on_both() {
     // Arrange: two servers on one database and one Redis.
     let redis = Redis::start();
