@@ -993,3 +993,79 @@ async fn database_schema_puts_wfs_in_its_own_postgres_schema_and_is_refused_for_
         "nothing of wfs's in the default schema"
     );
 }
+
+/// `(flag, its environment variable)` for each option of `serve --help`, or of the
+/// README's configuration table.
+fn flags_and_env(blocks: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = blocks
+        .filter(|(flag, _)| flag != "--help")
+        .map(|(flag, text)| {
+            let env = text
+                .split("[env:")
+                .nth(1)
+                .or_else(|| text.split("`WFS_").nth(1).map(|_| text.as_str()))
+                .and_then(|rest| {
+                    rest.split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                        .find(|word| word.starts_with("WFS_"))
+                })
+                .unwrap_or_default()
+                .to_owned();
+            (flag, env)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_readmes_configuration_table_lists_every_flag_of_serve_with_its_variable() {
+    // `serve --help`: each option's block runs from its `--flag` line to the next.
+    let help = run(&["serve", "--help"], "");
+    assert!(help.status.success());
+    let help = String::from_utf8(help.stdout).unwrap();
+    let mut blocks = Vec::new();
+    for line in help.lines() {
+        let trimmed = line.trim_start();
+        if let Some(flag) = trimmed
+            .strip_prefix("-h, ")
+            .or(Some(trimmed))
+            .filter(|t| t.starts_with("--"))
+        {
+            let name = flag.split_whitespace().next().unwrap().to_owned();
+            blocks.push((name, String::new()));
+        } else if let Some((_, text)) = blocks.last_mut() {
+            text.push(' ');
+            text.push_str(trimmed);
+        }
+    }
+    let from_help = flags_and_env(blocks.into_iter());
+
+    // The README's table: one row per flag, `| `--flag` | `WFS_...` | ... |`.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let table = readme
+        .split("## Server configuration")
+        .nth(1)
+        .expect("the README has a server configuration section");
+    let table = table.split("\n## ").next().unwrap();
+    let rows = table.lines().filter_map(|line| {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let flag = cells.get(1)?.trim_matches('`');
+        let is_flag = flag
+            .strip_prefix("--")
+            .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_lowercase()));
+        is_flag.then(|| {
+            (
+                flag.to_owned(),
+                format!("`{}`", cells.get(2).unwrap_or(&"").trim_matches('`')),
+            )
+        })
+    });
+    let from_readme = flags_and_env(rows);
+
+    assert!(from_help.len() > 20, "read serve's options: {from_help:?}");
+    assert_eq!(
+        from_readme, from_help,
+        "README table (left) against serve --help (right)"
+    );
+}
