@@ -994,20 +994,15 @@ async fn database_schema_puts_wfs_in_its_own_postgres_schema_and_is_refused_for_
     );
 }
 
-/// `(flag, its environment variable)` for each option of `serve --help`, or of the
-/// README's configuration table.
+/// `(flag, its environment variable)`, sorted, from `(flag, the text that names its
+/// variable)`: the first `WFS_*` word of that text, or none.
 fn flags_and_env(blocks: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = blocks
         .filter(|(flag, _)| flag != "--help")
         .map(|(flag, text)| {
             let env = text
-                .split("[env:")
-                .nth(1)
-                .or_else(|| text.split("`WFS_").nth(1).map(|_| text.as_str()))
-                .and_then(|rest| {
-                    rest.split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
-                        .find(|word| word.starts_with("WFS_"))
-                })
+                .split(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                .find(|word| word.starts_with("WFS_"))
                 .unwrap_or_default()
                 .to_owned();
             (flag, env)
@@ -1038,7 +1033,11 @@ fn the_readmes_configuration_table_lists_every_flag_of_serve_with_its_variable()
             text.push_str(trimmed);
         }
     }
-    let from_help = flags_and_env(blocks.into_iter());
+    // Its variable is named after `[env:`, if anywhere.
+    let from_help = flags_and_env(blocks.into_iter().map(|(flag, text)| {
+        let env = text.split_once("[env:").map(|(_, env)| env.to_owned());
+        (flag, env.unwrap_or_default())
+    }));
 
     // The README's table: one row per flag, `| `--flag` | `WFS_...` | ... |`.
     let readme =
@@ -1057,7 +1056,7 @@ fn the_readmes_configuration_table_lists_every_flag_of_serve_with_its_variable()
         is_flag.then(|| {
             (
                 flag.to_owned(),
-                format!("`{}`", cells.get(2).unwrap_or(&"").trim_matches('`')),
+                cells.get(2).copied().unwrap_or_default().to_owned(),
             )
         })
     });
