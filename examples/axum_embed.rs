@@ -20,7 +20,7 @@
 //! Run it:
 //!
 //! ```text
-//! cargo run --release --example axum_embed
+//! cargo run --example axum_embed
 //! ```
 //!
 //! Settings come from the environment: `WFS_DATABASE_URL` (default
@@ -31,7 +31,7 @@
 //!
 //! ```text
 //! read -rs -p 'Admin password: ' ADMIN_PASSWORD; echo
-//! printf '%s\n' "$ADMIN_PASSWORD" | cargo run --release -p wfs-server -- create-admin \
+//! printf '%s\n' "$ADMIN_PASSWORD" | cargo run -p wfs-server -- create-admin \
 //!     --database-url 'sqlite://wfs-example.db?mode=rwc' \
 //!     --company Acme --email admin@acme.test --password-stdin
 //! curl localhost:3000/hello
@@ -39,8 +39,7 @@
 //!     curl -X POST localhost:3000/partners/external/v1/auth/signin --data-binary @-
 //! ```
 //!
-//! (`--release`: the same build as the README's commands, not a second, debug one;
-//! the password is read from the terminal, never written on a command line.)
+//! (The password is read from the terminal, never written on a command line.)
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Request};

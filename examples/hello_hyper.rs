@@ -1,6 +1,6 @@
 //! The baseline for `scripts/bench-wrk.sh`: a bare hyper hello-world, served the
 //! same way `wfs-server` serves the API (hyper-util auto builder, one task per
-//! connection). `cargo run --release --example hello_hyper -- 127.0.0.1:8081`
+//! connection). `cargo run --example hello_hyper -- 127.0.0.1:8081`
 
 use bytes::Bytes;
 use http_body_util::Full;

@@ -8,7 +8,7 @@
 //! Run it (same settings as the `axum_embed` example):
 //!
 //! ```text
-//! cargo run --release --example hyper_server
+//! cargo run --example hyper_server
 //! curl localhost:3000/external/v1/job-roles
 //! ```
 //!

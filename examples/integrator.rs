@@ -22,8 +22,8 @@
 //! key with every scope:
 //!
 //! ```text
-//! cargo run --release -p wfs-server -- demo
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example integrator
+//! cargo run -p wfs-server -- demo
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example integrator
 //! ```
 //!
 //! Settings come from the environment: `WFS_BASE_URL` (default
@@ -63,7 +63,7 @@ async fn main() -> ExitCode {
         eprintln!(
             "error: set WFS_API_KEY and WFS_API_SECRET to an API key pair with the scopes \
              workforce:read and workforce:write\n\
-             (`cargo run --release -p wfs-server -- demo` prints one)"
+             (`cargo run -p wfs-server -- demo` prints one)"
         );
         return ExitCode::from(2);
     };

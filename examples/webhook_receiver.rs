@@ -16,7 +16,7 @@
 //! unless it is started with `--webhook-allow-private`; its demo prints an API key:
 //!
 //! ```text
-//! WFS_WEBHOOK_ALLOW_PRIVATE=true cargo run --release -p wfs-server -- demo
+//! WFS_WEBHOOK_ALLOW_PRIVATE=true cargo run -p wfs-server -- demo
 //!
 //! # Register this receiver (the key needs the scope webhooks:manage). The answer
 //! # carries the endpoint's secret, once.
@@ -25,7 +25,7 @@
 //!   -H "Idempotency-Key: $(date +%s%N)" -H 'content-type: application/json' \
 //!   -d '{"url": "http://127.0.0.1:9000/webhooks"}'
 //!
-//! WFS_WEBHOOK_SECRET=whsec_... cargo run --release --example webhook_receiver
+//! WFS_WEBHOOK_SECRET=whsec_... cargo run --example webhook_receiver
 //!
 //! # Then send it a webhook.test event (or change anything: a job role, a shift...).
 //! curl -s -X POST http://127.0.0.1:8080/external/v1/webhooks/endpoints/<id>/test \

@@ -25,9 +25,9 @@
 //! key with every scope:
 //!
 //! ```text
-//! cargo run --release -p wfs-server -- demo
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example workforce_mirror
-//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --release --example workforce_mirror -- --once
+//! cargo run -p wfs-server -- demo
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example workforce_mirror
+//! WFS_API_KEY=api_... WFS_API_SECRET=sec_... cargo run --example workforce_mirror -- --once
 //! ```
 //!
 //! Settings come from the environment: `WFS_BASE_URL` (default
@@ -365,7 +365,7 @@ impl Settings {
             return Err(
                 "set WFS_API_KEY and WFS_API_SECRET to an API key pair with the \
                         scope availability:read\n\
-                        (`cargo run --release -p wfs-server -- demo` prints one)"
+                        (`cargo run -p wfs-server -- demo` prints one)"
                     .into(),
             );
         };

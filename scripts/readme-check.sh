@@ -25,12 +25,12 @@
 # starts in the background (by the PID it saves); whatever is still alive at the end,
 # or after a failure, is stopped here by signalling that process group.
 #
-# Build profile: the README builds with `--release`, as a reader should. With
-# READMECHECK_DEBUG_BUILD=1 (what .ci/run sets) the blocks' `cargo` commands run without
-# `--release` and with the test build's features, so they reuse the debug build the test
-# suite has just made instead of a cold release build of the workspace (about 9 minutes
-# on two cores); every block and every command still runs, only unoptimised (the
-# wrapper written into the session below says how).
+# Build: the README's commands build the debug profile, as a reader's do. With
+# READMECHECK_DEBUG_BUILD=1 (what .ci/run sets) the blocks' `cargo` commands run with the
+# test build's features, so they reuse the build the test suite has just made instead of
+# compiling the server's own feature set (`cargo run -p wfs-server` has no
+# dev-dependencies, so scripts/feature-union.py cannot unify it); every block and every
+# command still runs (the wrapper written into the session below says how).
 #
 # Usage: scripts/readme-check.sh [README]   (default: README.md at the workspace root)
 # Environment: READMECHECK_TIMEOUT, seconds for the whole run (default 1800);
@@ -127,10 +127,10 @@ EOF
   if [ "${READMECHECK_DEBUG_BUILD:-}" = 1 ]; then
     cat <<'EOF'
 # READMECHECK_DEBUG_BUILD=1: the blocks' cargo commands run on the debug build the tests
-# made, and cargo resolves features as the test command does. `--release` is dropped (what
-# follows `--` goes to the program untouched). A bare `cargo build -p X` or
-# `cargo run -p X` resolves the features of X alone, and so rebuilds some 60 crates the
-# test build already has; so `cargo build --examples` runs as
+# made, and cargo resolves features as the test command does. `--release`, if a block
+# has it, is dropped (what follows `--` goes to the program untouched). A bare
+# `cargo build -p X` or `cargo run -p X` resolves the features of X alone, and so
+# rebuilds some 140 crates the test build already has; so `cargo build --examples` runs as
 # `cargo build --workspace --all-targets`, and `cargo run [-p P] [--bin B | --example E]
 # [-- ARGS]` as that same build, then the program it made (B, else P; or examples/E),
 # which replaces the function's subshell when it runs in one (`&`, `$(...)`), as cargo
