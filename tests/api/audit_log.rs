@@ -586,3 +586,87 @@ async fn a_host_transaction_that_rolls_back_leaves_no_entry_and_one_that_commits
     assert_eq!(created[0]["target"]["id"], key.id.to_string());
     assert_eq!(created[0]["request"], Value::Null, "made in no request");
 }
+
+/// The leaked-key-used-elsewhere case the allowlist exists for: the right secret of a
+/// live key from an address outside its `allowedIps` is refused and recorded.
+#[tokio::test]
+async fn a_live_keys_secret_from_outside_its_allowed_ips_is_recorded() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app
+        .key_with(
+            &acme,
+            json!({"name": "pinned", "allowedIps": ["198.51.100.7"]}),
+        )
+        .await;
+    let elsewhere = Some(std::net::SocketAddr::new(
+        "203.0.113.99".parse().unwrap(),
+        4000,
+    ));
+    for _ in 0..3 {
+        app.send(Req::new(Method::GET, ROLES).key(&key).peer(elsewhere))
+            .await
+            .assert_error(403, "Address not allowed for this API key");
+    }
+    let refused = of(&app, &acme, "api_key.address_refused").await;
+    assert_eq!(
+        refused.len(),
+        1,
+        "one entry per key and minute: {refused:?}"
+    );
+    assert_eq!(
+        refused[0]["actor"],
+        json!({"type": "api_key", "id": key.id})
+    );
+    assert_eq!(
+        refused[0]["target"],
+        json!({"type": "api_key", "id": key.id})
+    );
+    assert_eq!(refused[0]["request"]["status"], 403);
+    assert_eq!(refused[0]["request"]["ip"], "203.0.113.99");
+    assert_eq!(refused[0]["request"]["route"], "/external/v1/job-roles");
+    // From its address, the key works and nothing more is recorded.
+    let home = Some(std::net::SocketAddr::new(
+        "198.51.100.7".parse().unwrap(),
+        4000,
+    ));
+    app.send(Req::new(Method::GET, ROLES).key(&key).peer(home))
+        .await
+        .assert_status(200);
+    assert_eq!(of(&app, &acme, "api_key.address_refused").await.len(), 1);
+}
+
+/// `wfs-server restore-admin` hands out the keys to a company: a review must see it.
+#[tokio::test]
+async fn restoring_an_admin_is_recorded_with_the_user_it_restored() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let email = format!("restored-{}@acme.test", uuid::Uuid::new_v4().simple());
+    let tx = app.wfs.begin().await.unwrap();
+    let restored = app
+        .wfs
+        .restore_admin(
+            &tx,
+            acme.id.parse().unwrap(),
+            wfs_core::service::accounts::RestoredAdminInput {
+                email,
+                password: PASSWORD.into(),
+                first_name: "Re".into(),
+                last_name: "Stored".into(),
+            },
+        )
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let entries = of(&app, &acme, "admin.restored").await;
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        entries[0]["actor"],
+        json!({"type": "system", "id": "restore-admin"})
+    );
+    assert_eq!(
+        entries[0]["target"],
+        json!({"type": "user", "id": restored.user_id.to_string()})
+    );
+}

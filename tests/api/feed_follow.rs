@@ -319,3 +319,37 @@ async fn held_reads_are_capped_per_key_and_per_service_and_released_at_shutdown(
     .expect("not held after the release");
     late.assert_status(200);
 }
+
+/// A key revoked while its read is held gets no data: the read answers 401 when the
+/// change comes, as any request of that key would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_read_of_a_key_revoked_meanwhile_answers_401_not_the_change() {
+    let s = Scene::new().await;
+    let staff = members(&s, 1).await;
+    let reader = s.app.key(&s.company).await;
+    let position = resume(&s.app.get(&reader, &format!("{FEED}?start=now")).await.body);
+    let held = {
+        let (app, key, position) = (s.app.clone(), reader.clone(), position.clone());
+        tokio::spawn(async move {
+            app.get(&key, &format!("{FEED}?wait=30&cursor={position}"))
+                .await
+        })
+    };
+    until_held(&s.app, 1).await;
+    s.app
+        .send(
+            Req::new(
+                http::Method::POST,
+                &format!("/external/v1/auth/keys/{}/revoke", reader.id),
+            )
+            .bearer(&s.company.token),
+        )
+        .await
+        .assert_status(200);
+
+    change(&s, &staff[0].0).await;
+    let answer = held.await.unwrap();
+
+    answer.assert_error(401, "Invalid API credentials");
+    assert!(answer.body.get("data").is_none(), "{}", answer.body);
+}

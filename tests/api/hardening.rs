@@ -1146,19 +1146,34 @@ async fn invisible_format_characters_and_separators_are_400_naming_the_field_in_
         "Nurse\u{2028}Night",
         "Nurse\u{feff}",
         "Nurse\u{e0041}",
+        // Default-ignorable, though not format characters: the combining grapheme
+        // joiner, variation selectors, Hangul fillers, Khmer inherent vowels, a
+        // Mongolian free variation selector.
+        "Nur\u{34f}se",
+        "Nurse\u{fe00}",
+        "Nurse\u{fe0f}",
+        "Nurse\u{e0100}",
+        "\u{115f}Nurse",
+        "Nur\u{1160}se",
+        "Nurse\u{3164}",
+        "Nurse\u{ffa0}",
+        "Nur\u{17b4}se",
+        "Nurse\u{180b}",
     ] {
         let res = app.post(&s.key, ROLES, &json!({"title": title})).await;
         assert_400_naming(&res, "title", &format!("title {title:?}"));
     }
     // A look-alike email never becomes a user: the item goes to `err`, naming it.
-    let mut item = person(&s, 3);
-    let tag = uuid::Uuid::new_v4().simple().to_string();
-    item["email"] = json!(format!("user{tag}\u{200b}@a.test"));
-    let report = app.post(&s.key, BULK, &json!([item])).await;
-    report.assert_status(200);
-    assert_eq!(report.body["success"], 0, "{}", report.body);
-    let reason = report.body["err"][0]["reason"].as_str().unwrap();
-    assert!(reason.starts_with("email"), "{reason}");
+    for invisible in ['\u{200b}', '\u{34f}', '\u{fe0f}', '\u{3164}'] {
+        let mut item = person(&s, 3);
+        let tag = uuid::Uuid::new_v4().simple().to_string();
+        item["email"] = json!(format!("user{tag}{invisible}@a.test"));
+        let report = app.post(&s.key, BULK, &json!([item])).await;
+        report.assert_status(200);
+        assert_eq!(report.body["success"], 0, "{invisible:?}: {}", report.body);
+        let reason = report.body["err"][0]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("email"), "{reason}");
+    }
     // Free text keeps the joiners scripts and emoji need, not bidi overrides.
     app.post(
         &s.key,

@@ -525,6 +525,7 @@ impl TestApp {
             country_id: Set(Some("US".into())),
             password_hash: Set(None),
             must_change_password: Set(true),
+            sign_in_failures: Set(0),
             created_at: Set(now),
             updated_at: Set(now),
         }

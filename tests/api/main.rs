@@ -48,6 +48,7 @@ mod routing;
 mod schedules;
 mod shifts;
 mod sign_in;
+mod sign_in_guessing;
 mod staff;
 mod webhook_subscriptions_cache;
 mod webhooks;

@@ -90,6 +90,7 @@ async fn a_user_who_is_no_companys_super_admin_gets_403() {
         country_id: Set(None),
         password_hash: Set(Some(hash_password(PASSWORD).unwrap())),
         must_change_password: Set(false),
+        sign_in_failures: Set(0),
         created_at: Set(now),
         updated_at: Set(now),
     }

@@ -932,8 +932,8 @@ async fn an_endpoint_is_read_by_id_without_its_secret() {
     assert_eq!(res.body, created);
     assert_eq!(
         res.header("cache-control"),
-        None,
-        "only secrets are no-store"
+        Some("private"),
+        "only secrets are no-store; every answer to a key is private"
     );
 }
 

@@ -103,6 +103,7 @@ pub struct Wfs {
     clock: Arc<dyn Clock>,
     tokens: Arc<TokenKeys>,
     sign_in_limits: Arc<dyn SignInLimits>,
+    guess_turns: Arc<service::throttle::GuessTurns>,
     webhooks: Arc<service::webhooks::Webhooks>,
     in_flight: Arc<service::idempotency::InFlightKeys>,
     refusals: Arc<service::audit::Refusals>,
@@ -124,6 +125,7 @@ impl Wfs {
             clock: Arc::new(SystemClock),
             tokens: Arc::new(TokenKeys::new(jwt_secret)?),
             sign_in_limits: Arc::new(SignInThrottle::default()),
+            guess_turns: Arc::default(),
             webhooks: Arc::new(service::webhooks::Webhooks::new(
                 service::webhooks::WebhookSettings::default(),
             )),
@@ -237,6 +239,10 @@ impl Wfs {
 
     pub(crate) fn sign_in_limits(&self) -> &dyn SignInLimits {
         &*self.sign_in_limits
+    }
+
+    pub(crate) fn guess_turns(&self) -> &service::throttle::GuessTurns {
+        &self.guess_turns
     }
 
     pub(crate) fn refusals(&self) -> &service::audit::Refusals {

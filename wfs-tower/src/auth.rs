@@ -164,6 +164,12 @@ impl Authenticator {
         // Address before scope: a caller at a refused address learns nothing about
         // what the key may do.
         if !key.allowed_ips.allows(client_ip) {
+            // The right secret from elsewhere: what the allowlist exists to catch.
+            self.wfs
+                .record_key_address_refused(&key, || {
+                    wfs_core::service::api_keys::KeyReadBudget::request(budget)
+                })
+                .await;
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "Address not allowed for this API key",
@@ -179,14 +185,6 @@ impl Authenticator {
     }
 
     /// Sets the RateLimit fields of an answer whose caller stands so.
-    /// Gives back the request of `key` the rate limit counted: its answer does not
-    /// count (a `304 Not Modified`).
-    pub(crate) async fn refund_rate_limit(&self, key: &wfs_core::ApiKeyId) {
-        if let Some(limiter) = &self.limiter {
-            limiter.refund(key).await;
-        }
-    }
-
     pub(crate) fn write_rate_limit_headers(&self, limited: LimitReport, headers: &mut HeaderMap) {
         match limited {
             LimitReport::Key(standing) => {

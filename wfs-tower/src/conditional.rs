@@ -1,6 +1,7 @@
 //! Conditional requests (RFC 9110, section 13): every read of a resource or list
 //! answers with an `ETag`, `If-None-Match` naming it answers `304 Not Modified` without
-//! a body (and does not count against the key's rate limit), and `If-Match` on a write
+//! a body (counted against the key's rate limit as a 200: it was computed as one), and
+//! `If-Match` on a write
 //! to one resource answers `412 Precondition Failed` unless it names the resource's
 //! current tag (or is `*`).
 
@@ -77,11 +78,10 @@ fn parse_list(line: &str) -> Vec<EntityTag> {
 
 /// A successful read's answer with its `ETag` (the handler's own, or the strong tag of
 /// its body), or `304 Not Modified` with that `ETag` when `If-None-Match` names it.
-/// Answers whether it is a 304.
-pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
+pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> Reply {
     // A streamed answer is not in hand to be tagged.
     if reply.status != StatusCode::OK || reply.stream.is_some() {
-        return (reply, false);
+        return reply;
     }
     if !reply.headers.iter().any(|(n, _)| n == header::ETAG)
         && let Some(value) = etag_value(&EntityTag::strong_of_bytes(&reply.body))
@@ -97,13 +97,13 @@ pub(crate) fn read(mut reply: Reply, headers: &HeaderMap) -> (Reply, bool) {
             .and_then(opaque)
             .is_some_and(|tag| names_weakly(headers, tag));
     if !named {
-        return (reply, false);
+        return reply;
     }
     let mut not_modified = Reply::file(StatusCode::NOT_MODIFIED, None, Bytes::new());
     not_modified
         .headers
         .extend(reply.headers.into_iter().filter(|(n, _)| n == header::ETAG));
-    (not_modified, true)
+    not_modified
 }
 
 /// The opaque part of one entity tag (`"x"` or `W/"x"`).

@@ -208,18 +208,6 @@ impl KeyLimiter {
         answer_to_verdict(self.gcra, ScriptParams::new(self.gcra), allowed, ahead_us)
     }
 
-    /// Gives back one request of `key` that was counted: its answer does not count
-    /// against the limit (a `304 Not Modified`). With Redis, in Redis too (where
-    /// the answer waits at most [`Config::redis_timeout`](crate::Config::redis_timeout) for it), whichever store
-    /// counted it.
-    pub(crate) async fn refund(&self, key: &ApiKeyId) {
-        self.local.refund(key);
-        #[cfg(feature = "redis")]
-        if let Store::Redis(redis) = &self.store {
-            redis.refund(key).await;
-        }
-    }
-
     /// Sets `RateLimit-Policy` and `RateLimit` on an answer.
     pub(crate) fn write_headers(&self, standing: Standing, headers: &mut HeaderMap) {
         write_fields(self.policy.clone(), "default", standing, headers);

@@ -201,25 +201,6 @@ impl RedisCalls {
         }
     }
 
-    /// `call`, for a write whose loss costs little (the rate limit's refund): not
-    /// tried while the circuit is open; a failure is only logged at debug level (the
-    /// next decision tells whether Redis is away).
-    pub(crate) async fn run_quietly<F, Fut>(&self, call: F, purpose: &str)
-    where
-        F: FnOnce(ConnectionManager) -> Fut,
-        Fut: Future<Output = redis::RedisResult<()>>,
-    {
-        if !self.circuit.may_try() {
-            return;
-        }
-        if let Err(failure) = self.conn.bounded(call).await {
-            tracing::debug!(
-                error = %self.conn.describe(&failure),
-                "{}: could not {purpose} in Redis", self.wording.what
-            );
-        }
-    }
-
     /// Connects and loads `scripts`, saying whether the counts are shared; meant to be
     /// spawned when the user is built.
     pub(crate) async fn check_at_start(&self, scripts: &[&redis::Script]) {

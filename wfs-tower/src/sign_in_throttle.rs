@@ -259,6 +259,32 @@ impl SignInLimits for SharedSignInThrottle {
         })
     }
 
+    fn failed_from<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, bool> {
+        Box::pin(async move {
+            if address.is_none() {
+                return true;
+            }
+            let key = Keys::of(&self.names, login, address).failures;
+            // The key expires one window after its newest failure: it exists while any
+            // failure from that address is in the window.
+            let shared = self
+                .calls
+                .run(|mut con| async move {
+                    redis::cmd("EXISTS")
+                        .arg(&key)
+                        .query_async::<i64>(&mut con)
+                        .await
+                })
+                .await;
+            match shared {
+                Some(found) => {
+                    found > 0 || self.local.failed_from_at(login, address, Instant::now())
+                }
+                None => self.local.failed_from_at(login, address, Instant::now()),
+            }
+        })
+    }
+
     /// Forgets in this process too: failures counted here during an outage must not
     /// shut the login out at this address during the next one.
     fn succeeded<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, ()> {
@@ -342,6 +368,10 @@ mod tests {
         let wait = throttle.admit("ann", here).await.unwrap_err();
         assert!(wait > LOGIN_WINDOW - Duration::from_secs(60), "{wait:?}");
         throttle.succeeded("ann", here).await;
-        assert_eq!(throttle.admit("ann", here).await, Ok(Duration::ZERO));
+        // Admitted again here; the login's failures from all addresses still slow it.
+        assert_eq!(
+            throttle.admit("ann", here).await,
+            Ok(wfs_core::service::throttle::SLOW_DOWN_STEP)
+        );
     }
 }

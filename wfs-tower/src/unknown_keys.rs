@@ -42,16 +42,14 @@ const POLICY_NAME: &str = "unknown-key";
 const POLICY: &str = "\"unknown-key\";q=20;w=2";
 const _: () = assert!(UNKNOWN_BURST == 20 && UNKNOWN_BURST / UNKNOWN_PER_SECOND == 2);
 
-/// Where a request comes from, as the budget counts it.
+/// Where a request comes from, as the budget counts it (and every other per-address
+/// limit: `wfs_core::domain::origin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Origin(u128);
+pub(crate) struct Origin(IpAddr);
 
 impl Origin {
     pub(crate) fn of(ip: IpAddr) -> Self {
-        match ip.to_canonical() {
-            IpAddr::V4(v4) => Self(u128::from(u32::from(v4))),
-            IpAddr::V6(v6) => Self(u128::from(v6) & !((1u128 << 64) - 1) | 1 << 32),
-        }
+        Self(wfs_core::domain::origin::origin(ip))
     }
 }
 

@@ -6,6 +6,7 @@ pub mod credentials;
 pub mod idempotency;
 pub mod json;
 pub mod membership;
+pub mod origin;
 pub mod scope;
 pub mod secret_format;
 pub mod shift;

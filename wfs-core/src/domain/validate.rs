@@ -2,11 +2,37 @@
 
 use crate::error::{Error, Result};
 
+/// Whether `c` is refused in a single-line string (a name, a title, an email, an id):
+/// every control (`Cc`), invisible format character (`Cf`: zero-width spaces and
+/// joiners, bidi controls, the BOM, tags), line or paragraph separator (`Zl`, `Zp`),
+/// and every other character Unicode says to render as nothing
+/// (`Default_Ignorable_Code_Point`: the combining grapheme joiner U+034F, variation
+/// selectors, the Hangul fillers, Mongolian free variation selectors...). Each makes a
+/// string that looks like another (`usera\u{34f}@a.test` beside `usera@a.test`).
+/// An emoji's variation selector (U+FE0F) is refused with them: one line is for names.
+pub fn refused_in_line(c: char) -> bool {
+    use icu_properties::CodePointSetData;
+    use icu_properties::props::DefaultIgnorableCodePoint;
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    const IGNORABLE: icu_properties::CodePointSetDataBorrowed<'static> =
+        CodePointSetData::new::<DefaultIgnorableCodePoint>();
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    ) || IGNORABLE.contains(c)
+}
+
 /// Validates an email address enough to reject obvious mistakes; returns it lower-cased.
+/// Nothing invisible is allowed in it ([`refused_in_line`]).
 pub fn normalize_email(field: &str, email: &str) -> Result<String> {
     let email = email.trim();
     let valid = email.len() <= 254
-        && !email.chars().any(char::is_whitespace)
+        && !email
+            .chars()
+            .any(|c| c.is_whitespace() || refused_in_line(c))
         && matches!(email.split_once('@'), Some((local, domain))
             if !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
                 && !domain.ends_with('.') && !domain.contains('@'));

@@ -17,6 +17,8 @@ pub struct Model {
     /// argon2id PHC string; `None` until the user sets a password.
     pub password_hash: Option<String>,
     pub must_change_password: bool,
+    /// Wrong passwords since the last sign-in (`service::throttle`'s ceiling).
+    pub sign_in_failures: i32,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

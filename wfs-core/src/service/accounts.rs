@@ -50,6 +50,10 @@ pub struct RestoredAdminInput {
     pub last_name: String,
 }
 
+/// Who the audit log says restored an admin ([`Wfs::restore_admin`]).
+pub const RESTORE_ADMIN_ACTOR: crate::service::audit::Actor =
+    crate::service::audit::Actor::System("restore-admin");
+
 /// What [`Wfs::restore_admin`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RestoredAdmin {
@@ -96,6 +100,7 @@ fn admin_user(
         country_id: Set(None),
         password_hash: Set(Some(password_hash)),
         must_change_password: Set(false),
+        sign_in_failures: Set(0),
         created_at: Set(now),
         updated_at: Set(now),
     }
@@ -229,6 +234,8 @@ impl Wfs {
                 let mut user: user::ActiveModel = found.into();
                 user.password_hash = Set(Some(password_hash));
                 user.must_change_password = Set(false);
+                // The way back past the ceiling of wrong passwords (`service::throttle`).
+                user.sign_in_failures = Set(0);
                 user.updated_at = Set(now);
                 (UserId(user.update(conn).await?.id), false)
             }
@@ -265,6 +272,15 @@ impl Wfs {
         };
         self.resource_changed(conn, company, membership_id, version)
             .await?;
+        // A new password and the keys to the company: a security review must see it.
+        self.record_audit(
+            conn,
+            company,
+            crate::service::audit::AuditAction::AdminRestored,
+            Some(RESTORE_ADMIN_ACTOR),
+            Some(crate::service::audit::Target::new("user", user_id)),
+        )
+        .await?;
         if let Some(created) = created_member {
             let member = crate::service::staff::StaffMember::from(created);
             self.emit(conn, company, EventData::StaffCreated(member))

@@ -9,12 +9,17 @@ use crate::ids::{CompanyId, UserId};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
 use crate::service::audit::{Actor, AuditAction};
+use crate::service::throttle::{CONSECUTIVE_FAILURES_MAX, LOGIN_WINDOW, refused};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{ColumnTrait, EntityTrait, JoinType, QueryFilter, QueryOrder, QuerySelect};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::IpAddr;
+
+/// The outbox kind of the email that tells a user its sign-in reached
+/// [`CONSECUTIVE_FAILURES_MAX`].
+pub const KIND_SIGN_IN_LOCKED_EMAIL: &str = "sign_in_locked_email";
 
 /// Lifetime of a sign-in token.
 pub const TOKEN_TTL: chrono::Duration = chrono::Duration::hours(1);
@@ -141,7 +146,10 @@ impl Wfs {
     /// # Errors
     /// [`AuthFailure::InvalidLogin`] (same answer for unknown user and wrong password);
     /// [`Error::Throttled`] past the limits of [`crate::service::throttle`], wherever
-    /// the facade counts them ([`Wfs::with_sign_in_limits`]);
+    /// the facade counts them ([`Wfs::with_sign_in_limits`]), when more than
+    /// [`TURNS_WAITING`](crate::service::throttle::TURNS_WAITING) attempts of a slowed
+    /// login wait for their turn, and for a user past [`CONSECUTIVE_FAILURES_MAX`]
+    /// wrong passwords from an address they came from;
     /// [`Error::Forbidden`] for a user who is no company's super admin;
     /// [`Error::Busy`] when as many password checks as may are running and waiting.
     pub async fn sign_in(
@@ -150,34 +158,25 @@ impl Wfs {
         password: &str,
         client: Option<IpAddr>,
     ) -> Result<SignedIn> {
-        let login = login.trim().to_lowercase();
+        let typed = login.trim().to_lowercase();
+        // Every per-address limit counts an IPv6 client by its /64.
+        let origin = client.map(crate::domain::origin::origin);
+        let found = self.user_by_login(&typed).await?;
+        // A login that names a user counts under the user, whichever of its names
+        // was typed; one that names none, under what was typed.
+        let counted = found
+            .as_ref()
+            .map_or_else(|| format!("login:{typed}"), |u| format!("user:{}", u.id));
         let limits = self.sign_in_limits();
-        let slow_down = limits
-            .admit(&login, client)
-            .await
-            .map_err(|retry_after| Error::Throttled { retry_after })?;
-        if !slow_down.is_zero() {
-            // A login guessed from many addresses: slowed, never shut.
-            tokio::time::sleep(slow_down).await;
-        }
-        let found = user::Entity::find()
-            .filter(
-                sea_orm::Condition::any()
-                    .add(user::Column::Email.eq(login.as_str()))
-                    .add(ExprTrait::eq(
-                        Expr::expr(Func::lower(Expr::col(user::Column::UserName))),
-                        login.as_str(),
-                    )),
-            )
-            .one(self.store().conn())
-            .await?;
+        let _turn = self.admit_sign_in(&counted, origin, found.as_ref()).await?;
         let stored = found.as_ref().and_then(|u| u.password_hash.clone());
         let verified = self.password_work.verify(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
             known => {
-                limits.failed(&login, client).await;
+                limits.failed(&counted, origin).await;
                 if let Some(user) = known {
+                    self.count_sign_in_failure(&user).await?;
                     // Every company the login would have opened sees the attempt.
                     let admin_of = self.companies_of(user.id).await?;
                     let admin_of = admin_of
@@ -191,7 +190,14 @@ impl Wfs {
                 return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
             }
         };
-        limits.succeeded(&login, client).await;
+        limits.succeeded(&counted, origin).await;
+        if user.sign_in_failures > 0 {
+            user::Entity::update_many()
+                .col_expr(user::Column::SignInFailures, Expr::value(0))
+                .filter(user::Column::Id.eq(user.id))
+                .exec(self.store().conn())
+                .await?;
+        }
 
         let companies = self.companies_of(user.id).await?;
         let Some(active) = companies
@@ -266,6 +272,91 @@ impl Wfs {
 }
 
 impl Wfs {
+    /// The user a typed login (trimmed, lowercased) names: by email, or by user name
+    /// whatever its case.
+    async fn user_by_login(&self, typed: &str) -> Result<Option<user::Model>> {
+        Ok(user::Entity::find()
+            .filter(
+                sea_orm::Condition::any()
+                    .add(user::Column::Email.eq(typed))
+                    .add(ExprTrait::eq(
+                        Expr::expr(Func::lower(Expr::col(user::Column::UserName))),
+                        typed,
+                    )),
+            )
+            .one(self.store().conn())
+            .await?)
+    }
+
+    /// Admits an attempt at the login counted as `counted` from `origin`, or refuses
+    /// it ([`crate::service::throttle`]): past the ceiling of wrong passwords, only
+    /// from an address the guesses did not come from; past the login's budget, after
+    /// its turn and its slow-down (a login guessed from many addresses: slowed, never
+    /// shut, and checked one attempt at a time). The turn is held until the password
+    /// is checked.
+    async fn admit_sign_in(
+        &self,
+        counted: &str,
+        origin: Option<IpAddr>,
+        found: Option<&user::Model>,
+    ) -> Result<Option<crate::service::throttle::Turn<'_>>> {
+        let limits = self.sign_in_limits();
+        let throttled = |retry_after| Error::Throttled { retry_after };
+        if found.is_some_and(|user| user.sign_in_failures >= CONSECUTIVE_FAILURES_MAX)
+            && limits.failed_from(counted, origin).await
+        {
+            return Err(throttled(LOGIN_WINDOW));
+        }
+        let slow_down = limits.admit(counted, origin).await.map_err(throttled)?;
+        if slow_down.is_zero() {
+            return Ok(None);
+        }
+        let turn = self.guess_turns().take(counted).await;
+        let turn = turn.ok_or_else(|| throttled(refused(slow_down)))?;
+        tokio::time::sleep(slow_down).await;
+        Ok(Some(turn))
+    }
+
+    /// Counts a wrong password of `user` in the store, where every server sees it;
+    /// the one that reaches [`CONSECUTIVE_FAILURES_MAX`] also emails the user, in the
+    /// same transaction, that sign-in is now refused but from elsewhere.
+    async fn count_sign_in_failure(&self, user: &user::Model) -> Result<()> {
+        let tx = self.store().begin().await?;
+        let conn = tx.qualified();
+        user::Entity::update_many()
+            .col_expr(
+                user::Column::SignInFailures,
+                Expr::col(user::Column::SignInFailures).add(1),
+            )
+            .filter(user::Column::Id.eq(user.id))
+            .exec(conn)
+            .await?;
+        let now: Option<i32> = user::Entity::find_by_id(user.id)
+            .select_only()
+            .column(user::Column::SignInFailures)
+            .into_tuple()
+            .one(conn)
+            .await?;
+        if now == Some(CONSECUTIVE_FAILURES_MAX) {
+            let email = crate::service::outbox::Email {
+                to: user.email.clone(),
+                subject: "Sign-in to your workforce scheduling account is locked".to_owned(),
+                text: format!(
+                    "Hello,\n\nSomeone has entered a wrong password for {} {} times in a \
+                     row. To protect the account, sign-in is now refused from every address \
+                     those attempts came from. You can still sign in from another network \
+                     (for example your office or a mobile connection); your operator can \
+                     also set a new password with `wfs-server restore-admin`.\n\nIf this \
+                     was not you, change your password once you are in.\n",
+                    user.email, CONSECUTIVE_FAILURES_MAX
+                ),
+            };
+            self.enqueue_email(conn, None, KIND_SIGN_IN_LOCKED_EMAIL, &email)
+                .await?;
+        }
+        tx.commit().await
+    }
+
     /// Records a sign-in of `user` for `company`: kept for the request's transport to
     /// write with the answer, or, with no request, written at once.
     async fn record_sign_in(

@@ -9,7 +9,16 @@
 //! addresses is slowed instead: past [`LOGIN_FAILURES`] failures for a login in the
 //! window, from all addresses together, every attempt at it waits first
 //! ([`slow_down`]: [`SLOW_DOWN_STEP`] per failure past the limit, at most
-//! [`SLOW_DOWN_MAX`]), and still succeeds with the right password.
+//! [`SLOW_DOWN_MAX`]), and still succeeds with the right password. Such a login's
+//! attempts are also checked one at a time, a few waiting at most
+//! ([`turns`](GuessTurns)), so guesses sent side by side from many addresses are
+//! checked in a row, each after its wait. Past [`CONSECUTIVE_FAILURES_MAX`] wrong
+//! passwords in a row (counted in the store, every server and window together), the
+//! user's sign-in is refused from every address those guesses came from; another
+//! address still signs in, the user is emailed, and `restore-admin` resets the count.
+//!
+//! A login counts under the user it names (an email and a user name are one budget),
+//! and an address is its origin ([`crate::domain::origin`]: IPv6 by /64).
 //!
 //! # Where the counts live
 //!
@@ -29,8 +38,11 @@
 //! is why the methods return plain answers, not `Result`s.
 
 mod local;
+mod turns;
 
 pub use local::SignInThrottle;
+pub use turns::TURNS_WAITING;
+pub(crate) use turns::{GuessTurns, Turn};
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -50,6 +62,11 @@ pub const SLOW_DOWN_MAX: Duration = Duration::from_secs(5);
 pub const LOGIN_FAILURES_KEPT: usize = LOGIN_FAILURES + 20;
 /// The window of [`LOGIN_FAILURES`].
 pub const LOGIN_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// Wrong passwords in a row (every address, every window, counted in the store) past
+/// which a user's sign-in is refused outright, except from an address none of those
+/// guesses came from in [`LOGIN_WINDOW`]; a sign-in (or `restore-admin`) starts the
+/// count again. NIST SP 800-63B allows at most 100.
+pub const CONSECUTIVE_FAILURES_MAX: i32 = 100;
 /// Attempts allowed per client address in [`ADDRESS_WINDOW`].
 pub const ADDRESS_ATTEMPTS: usize = 30;
 /// The window of [`ADDRESS_ATTEMPTS`].
@@ -60,9 +77,12 @@ pub const ADDRESS_WINDOW: Duration = Duration::from_secs(60);
 /// one `Arc<dyn SignInLimits>`.
 pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where sign-in attempts are counted. `login` is always the normalised login
-/// (trimmed, lowercased); `address` is the client's address, `None` when the host did
-/// not say (the login then counts alone, never in one bucket anyone could fill).
+/// Where sign-in attempts are counted. `login` names what is counted: `user:<id>` for
+/// a login that names a user (whichever of its names was typed, so an email and a
+/// user name share one budget), `login:<typed>` (trimmed, lowercased) for one that
+/// names none. `address` is the client's origin ([`crate::domain::origin`]: an IPv6
+/// client by its /64), `None` when the host did not say (the login then counts
+/// alone, never in one bucket anyone could fill).
 ///
 /// Every method answers, whatever its store does: a store that fails must fall back
 /// to counting in the process (see the module docs).
@@ -86,13 +106,31 @@ pub trait SignInLimits: Send + Sync + std::fmt::Debug {
     /// Forgets the failures of a login from `address` after it signed in there (the
     /// slow-down of a login guessed elsewhere stays until those failures expire).
     fn succeeded<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, ()>;
+
+    /// Whether `login` failed from `address` in [`LOGIN_WINDOW`] (`None`, an unknown
+    /// address, counts as yes). Asked only of a user past
+    /// [`CONSECUTIVE_FAILURES_MAX`]: only an address its guesses did not come from may
+    /// try it. The default answers yes: limits that cannot tell keep such a user shut
+    /// until `restore-admin`.
+    fn failed_from<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, bool> {
+        let _ = (login, address);
+        Box::pin(async { true })
+    }
 }
 
 /// The wait before the password of an attempt is checked, when its login failed
-/// `failures` times in [`LOGIN_WINDOW`] from all addresses.
+/// `failures` times in [`LOGIN_WINDOW`] from all addresses: none while the login has
+/// budget left, then [`SLOW_DOWN_STEP`] for the first attempt past it and one more step
+/// per failure since. Every attempt past the budget waits, so that each takes its
+/// login's turn ([`GuessTurns`]): attempts sent together when the budget ran out would
+/// otherwise all be checked at once.
 pub fn slow_down(failures: usize) -> Duration {
-    let past = u32::try_from(failures.saturating_sub(LOGIN_FAILURES)).unwrap_or(u32::MAX);
-    SLOW_DOWN_STEP.saturating_mul(past).min(SLOW_DOWN_MAX)
+    let Some(past) = failures.saturating_add(1).checked_sub(LOGIN_FAILURES) else {
+        return Duration::ZERO;
+    };
+    SLOW_DOWN_STEP
+        .saturating_mul(u32::try_from(past).unwrap_or(u32::MAX))
+        .min(SLOW_DOWN_MAX)
 }
 
 /// The `Retry-After` of a refused attempt whose oldest counted instant leaves its
@@ -108,8 +146,9 @@ mod tests {
     #[test]
     fn the_slow_down_starts_past_the_limit_and_is_capped() {
         assert_eq!(slow_down(0), Duration::ZERO);
-        assert_eq!(slow_down(LOGIN_FAILURES), Duration::ZERO);
-        assert_eq!(slow_down(LOGIN_FAILURES + 2), SLOW_DOWN_STEP * 2);
+        assert_eq!(slow_down(LOGIN_FAILURES - 1), Duration::ZERO);
+        assert_eq!(slow_down(LOGIN_FAILURES), SLOW_DOWN_STEP);
+        assert_eq!(slow_down(LOGIN_FAILURES + 2), SLOW_DOWN_STEP * 3);
         assert_eq!(slow_down(LOGIN_FAILURES_KEPT), SLOW_DOWN_MAX);
         assert_eq!(slow_down(usize::MAX), SLOW_DOWN_MAX);
         assert_eq!(refused(Duration::from_millis(3)), Duration::from_secs(1));

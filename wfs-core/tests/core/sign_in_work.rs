@@ -44,6 +44,7 @@ async fn every_failed_sign_in_costs_one_password_verification() {
         country_id: Set(None),
         password_hash: Set(None),
         must_change_password: Set(true),
+        sign_in_failures: Set(0),
         created_at: Set(Utc::now()),
         updated_at: Set(Utc::now()),
     }

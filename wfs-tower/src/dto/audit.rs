@@ -157,7 +157,7 @@ pub(crate) struct AuditLogQuery {
     pub(crate) to: Option<Line>,
     /// Only these actions, comma-separated (e.g. `api_key.revoked,api_key.refused`);
     /// empty: every action.
-    #[param(value_type = Option<String>, max_length = 256, pattern = r"^((api_key\.created|api_key\.rotated|api_key\.revoked|api_key\.refused|sign_in\.succeeded|sign_in\.failed|webhook_endpoint\.created|webhook_endpoint\.updated|webhook_endpoint\.deleted|webhook_endpoint\.secret_rotated|api\.write)(,(api_key\.created|api_key\.rotated|api_key\.revoked|api_key\.refused|sign_in\.succeeded|sign_in\.failed|webhook_endpoint\.created|webhook_endpoint\.updated|webhook_endpoint\.deleted|webhook_endpoint\.secret_rotated|api\.write))*)?$")]
+    #[param(value_type = Option<String>, max_length = 256, pattern = r"^((api_key\.created|api_key\.rotated|api_key\.revoked|api_key\.refused|api_key\.address_refused|sign_in\.succeeded|sign_in\.failed|admin\.restored|webhook_endpoint\.created|webhook_endpoint\.updated|webhook_endpoint\.deleted|webhook_endpoint\.secret_rotated|api\.write)(,(api_key\.created|api_key\.rotated|api_key\.revoked|api_key\.refused|api_key\.address_refused|sign_in\.succeeded|sign_in\.failed|admin\.restored|webhook_endpoint\.created|webhook_endpoint\.updated|webhook_endpoint\.deleted|webhook_endpoint\.secret_rotated|api\.write))*)?$")]
     pub(crate) action: Option<Line>,
     /// Only entries by this actor: an API key's `id` or an admin's user id.
     #[param(value_type = Option<String>, max_length = 256)]

@@ -47,13 +47,13 @@ pub(crate) fn check(s: &str, max: usize, multi_line: bool) -> Result<(), String>
     Ok(())
 }
 
-/// The control-character rule. One line refuses every control (`Cc`), invisible
-/// format character (`Cf`: zero-width spaces and joiners, bidi overrides and
-/// isolates, the BOM, tags) and line or paragraph separator (`Zl`, `Zp`): each
-/// makes a name or an email that looks like another (`user\u{200b}@a.test`).
-/// Free text keeps tab, CR and LF, and the zero-width (non-)joiner that Persian,
-/// Indic scripts and emoji sequences need; bidi controls stay refused there too
-/// (text that reads differently from how it is stored).
+/// The control-character rule. One line refuses every control, invisible format
+/// character, separator and default-ignorable character (the core's
+/// [`refused_in_line`](wfs_core::domain::validate::refused_in_line)): each makes a name
+/// or an email that looks like another (`user\u{200b}@a.test`). Free text keeps tab,
+/// CR and LF, the zero-width (non-)joiner that Persian, Indic scripts and emoji
+/// sequences need, and the variation selectors of emoji; bidi controls stay refused
+/// there too (text that reads differently from how it is stored).
 pub(crate) fn refused(c: char, multi_line: bool) -> bool {
     use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     if multi_line {
@@ -63,13 +63,7 @@ pub(crate) fn refused(c: char, multi_line: bool) -> bool {
             _ => false,
         };
     }
-    matches!(
-        c.general_category(),
-        GeneralCategory::Control
-            | GeneralCategory::Format
-            | GeneralCategory::LineSeparator
-            | GeneralCategory::ParagraphSeparator
-    )
+    wfs_core::domain::validate::refused_in_line(c)
 }
 
 macro_rules! checked_string {

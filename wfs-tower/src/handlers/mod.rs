@@ -98,6 +98,23 @@ impl Ctx<'_> {
         }
     }
 
+    /// Authenticates the request's key pair again, as a new request would be: a read
+    /// held for a change must not answer with data after its key was revoked (or
+    /// expired) meanwhile. A cache hit costs the secret's hash; revocation reaches
+    /// the cache at once, here and on every server sharing the database.
+    pub(crate) async fn key_still_valid(&self) -> Result<(), ApiError> {
+        let header = |name| {
+            self.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+        };
+        self.wfs
+            .authenticate_key(header("x-api-key"), header("x-api-secret"))
+            .await?;
+        Ok(())
+    }
+
     pub(crate) fn admin(&self) -> Result<AdminPrincipal, ApiError> {
         match self.caller {
             Caller::Admin(a) => Ok(*a),

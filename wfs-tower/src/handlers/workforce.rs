@@ -86,14 +86,18 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
                 company: key.company_id,
                 address: ctx.client_ip,
             })?;
-            ctx.wfs
+            let page = ctx
+                .wfs
                 .list_workforce_held(
                     key.company_id,
                     request,
                     ctx.held.hold_for(wait),
                     ctx.held.released(),
                 )
-                .await?
+                .await?;
+            // Held for up to a minute: the key may have been revoked meanwhile.
+            ctx.key_still_valid().await?;
+            page
         }
     };
     Ok(Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())?.tagged(&page.tag()))

@@ -38,7 +38,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
             "If-None-Match",
             "An `ETag` this operation answered before (or several, comma-separated, or `*`): \
              while the representation still has it, the answer is `304 Not Modified` without \
-             a body, which does not count against the rate limit.",
+             a body. It counts against the rate limit as a 200 does.",
         );
         with_header(op, "200", "ETag", HEADER_ETAG);
         op.responses.responses.insert(

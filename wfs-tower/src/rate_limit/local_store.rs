@@ -1,8 +1,6 @@
 //! The rate-limit counts of this process: the GCRA of the Redis script, step for step
 //! (`gcra::step`), on a monotonic clock, one theoretical arrival time (TAT) per key. Both
-//! stores thus make the same decisions, and both can give a request back
-//! ([`LocalStore::refund`]): an answer that does not count against the limit (a
-//! `304 Not Modified`).
+//! stores thus make the same decisions.
 
 use super::gcra::{ScriptParams, step};
 use crate::sync::lock;
@@ -47,18 +45,5 @@ impl LocalStore {
             tats.insert(*key, tat);
         }
         (allowed, ahead)
-    }
-
-    /// Gives one request of `key` back: its TAT moves one interval earlier (a key
-    /// whose burst is then whole again is forgotten).
-    pub(super) fn refund(&self, key: &ApiKeyId) {
-        let now = self.now();
-        let mut tats = lock(&self.tats);
-        if let Some(tat) = tats.get_mut(key) {
-            *tat = tat.saturating_sub(self.params.interval_us);
-            if *tat <= now {
-                tats.remove(key);
-            }
-        }
     }
 }

@@ -51,26 +51,6 @@ redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - no
 return {1, tat - now}
 ";
 
-/// Gives one request back: `KEYS[1]`'s TAT moves `ARGV[1]` (the interval) earlier, and
-/// a key whose burst is then whole again is deleted.
-pub(crate) const REFUND_SCRIPT: &str = r"
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local interval = tonumber(ARGV[1])
-local tat = tonumber(redis.call('GET', KEYS[1]))
-if tat == nil then
-  return 0
-end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-tat = tat - interval
-if tat <= now then
-  redis.call('DEL', KEYS[1])
-  return 0
-end
-redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil((tat - now) / 1000))
-return 1
-";
-
 /// The prefix of every key the limiter writes.
 const KEY_PREFIX: &str = "wfs:rl:";
 
@@ -89,7 +69,6 @@ const WORDING: Wording = Wording {
 pub(crate) struct RedisStore {
     calls: RedisCalls,
     script: redis::Script,
-    refund: redis::Script,
     gcra: Gcra,
     params: ScriptParams,
 }
@@ -101,7 +80,6 @@ impl RedisStore {
         let store = Arc::new(Self {
             calls: RedisCalls::new(conn, WORDING),
             script: redis::Script::new(GCRA_SCRIPT),
-            refund: redis::Script::new(REFUND_SCRIPT),
             gcra,
             params: ScriptParams::new(gcra),
         });
@@ -133,24 +111,5 @@ impl RedisStore {
             allowed != 0,
             u64::try_from(ahead_us).unwrap_or(0),
         ))
-    }
-
-    /// Gives one request of `key` back, within the timeout, so the key's next request
-    /// already sees it; a failure only costs the key that request (it is logged at
-    /// debug level, and Redis is not left alone for it: the next decision tells).
-    pub(super) async fn refund(&self, key: &ApiKeyId) {
-        self.calls
-            .run_quietly(
-                |mut con| async move {
-                    self.refund
-                        .key(format!("{KEY_PREFIX}{key}"))
-                        .arg(self.params.interval_us)
-                        .invoke_async::<i64>(&mut con)
-                        .await
-                        .map(drop)
-                },
-                "give a request back",
-            )
-            .await;
     }
 }

@@ -20,7 +20,8 @@ use crate::sign_in_throttle::SharedSignInThrottle;
 use crate::telemetry;
 use crate::unknown_keys::Described;
 use bytes::Bytes;
-use http::header::X_CONTENT_TYPE_OPTIONS;
+use http::HeaderValue;
+use http::header::{self, X_CONTENT_TYPE_OPTIONS};
 use http::{Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
 use std::convert::Infallible;
@@ -205,6 +206,12 @@ where
                 if let Some(limited) = seen.limited {
                     shared.auth.write_rate_limit_headers(limited, headers);
                 }
+                if seen.credentialed {
+                    // One caller's answer, success or error, with or without an ETag:
+                    // no shared cache may keep it, nor answer another caller with it.
+                    headers.entry(header::CACHE_CONTROL).or_insert(PRIVATE);
+                    headers.append(header::VARY, VARY_CREDENTIALS);
+                }
                 Ok(response)
             }
             .instrument(span),
@@ -237,6 +244,12 @@ where
     }
 }
 
+/// `Cache-Control` of an answer to credentials (unless it says `no-store`).
+const PRIVATE: HeaderValue = HeaderValue::from_static("private");
+/// `Vary` of an answer to credentials: the headers that say whose it is.
+const VARY_CREDENTIALS: HeaderValue =
+    HeaderValue::from_static("Authorization, X-Api-Key, X-Api-Secret");
+
 /// `X-Content-Type-Options` on every answer.
 const NOSNIFF: http::HeaderValue = http::HeaderValue::from_static("nosniff");
 
@@ -251,6 +264,9 @@ struct Seen {
     key_id: Option<ApiKeyId>,
     /// Whose limit the answer reports, and where it stands.
     limited: Option<LimitReport>,
+    /// The route takes credentials: its answer is one caller's, never a shared
+    /// cache's to keep or to give another.
+    credentialed: bool,
 }
 
 impl Default for Seen {
@@ -259,6 +275,7 @@ impl Default for Seen {
             route: telemetry::UNMATCHED_ROUTE,
             key_id: None,
             limited: None,
+            credentialed: false,
         }
     }
 }
@@ -370,6 +387,7 @@ impl Shared {
         };
         let route = matched.route;
         seen.route = &route.path;
+        seen.credentialed = route.access != Access::Public;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
         // The client's address: the key's allowlist, the unknown-key budget, the
@@ -462,12 +480,9 @@ impl Shared {
             if route.access == Access::Public {
                 return Ok(reply);
             }
-            let (reply, not_modified) = conditional::read(reply, &parts.headers);
-            if not_modified && let Caller::Key(key) = caller {
-                // A 304 does not count against the key's rate limit.
-                self.auth.refund_rate_limit(&key.key_id).await;
-            }
-            return Ok(reply);
+            // A 304 counts against the rate limit as a 200 does: its answer was
+            // computed all the same (only the body is not sent).
+            return Ok(conditional::read(reply, &parts.headers));
         }
         let claim = match (idempotency_key, caller.idempotency_scope()) {
             (Some(key), Some(scope)) => Some(IdempotentRequest {

@@ -42,10 +42,16 @@ actions! {
     ApiKeyRevoked => "api_key.revoked",
     /// A revoked or expired key was presented with its right secret and refused.
     ApiKeyRefused => "api_key.refused",
+    /// A live key was presented with its right secret from an address outside its
+    /// `allowedIps`, and refused: the leaked-key-used-elsewhere case.
+    ApiKeyAddressRefused => "api_key.address_refused",
     /// A user of the company signed in.
     SignInSucceeded => "sign_in.succeeded",
     /// Someone tried to sign in as a user of the company with a wrong password.
     SignInFailed => "sign_in.failed",
+    /// The operator restored a company's admin (`wfs-server restore-admin`): the
+    /// user got a new password and an active super admin membership.
+    AdminRestored => "admin.restored",
     /// A webhook endpoint was created.
     WebhookEndpointCreated => "webhook_endpoint.created",
     /// A webhook endpoint was changed.

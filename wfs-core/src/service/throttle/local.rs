@@ -153,6 +153,15 @@ impl SignInThrottle {
             .entries
             .remove(&(login.to_owned(), address));
     }
+
+    /// [`SignInLimits::failed_from`] at `now`.
+    pub fn failed_from_at(&self, login: &str, address: Option<IpAddr>, now: Instant) -> bool {
+        address.is_none()
+            || lock(&self.inner)
+                .failures
+                .recent(&(login.to_owned(), address), now)
+                > 0
+    }
 }
 
 /// Counts on this process's monotonic clock; never waits.
@@ -177,6 +186,14 @@ impl SignInLimits for SignInThrottle {
     fn succeeded<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, ()> {
         self.forget(login, address);
         Box::pin(std::future::ready(()))
+    }
+
+    fn failed_from<'a>(&'a self, login: &'a str, address: Option<IpAddr>) -> Pending<'a, bool> {
+        Box::pin(std::future::ready(self.failed_from_at(
+            login,
+            address,
+            Instant::now(),
+        )))
     }
 }
 
@@ -221,12 +238,12 @@ mod tests {
         assert!(t.admit_at("ann", HERE, now).is_err(), "shut here");
         assert_eq!(
             t.admit_at("ann", ELSEWHERE, now),
-            Ok(Duration::ZERO),
-            "10 failures: not yet slowed"
+            Ok(SLOW_DOWN_STEP),
+            "10 failures: the budget is spent, every attempt waits"
         );
         t.failed_at("ann", Some("192.0.2.1".parse().unwrap()), now);
         t.failed_at("ann", Some("192.0.2.2".parse().unwrap()), now);
-        assert_eq!(t.admit_at("ann", ELSEWHERE, now), Ok(SLOW_DOWN_STEP * 2));
+        assert_eq!(t.admit_at("ann", ELSEWHERE, now), Ok(SLOW_DOWN_STEP * 3));
         for n in 3..100u8 {
             t.failed_at("ann", Some(IpAddr::from([192, 0, 2, n])), now);
         }

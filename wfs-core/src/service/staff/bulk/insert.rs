@@ -37,6 +37,7 @@ impl Wfs {
             country_id: Set(Some(f.country_id.clone())),
             password_hash: Set(None),
             must_change_password: Set(true),
+            sign_in_failures: Set(0),
             created_at: Set(now),
             updated_at: Set(now),
         }
