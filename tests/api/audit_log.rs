@@ -11,6 +11,7 @@ const LOG: &str = "/external/v1/auth/audit-log";
 const ROLES: &str = "/external/v1/job-roles";
 const KEYS: &str = "/external/v1/auth/keys";
 const ENDPOINTS: &str = "/external/v1/webhooks/endpoints";
+const LOCATIONS: &str = "/external/v1/locations";
 
 /// The company's entries as its admin reads them, with `query` (`a=b&c=d`).
 async fn entries(app: &TestApp, company: &Company, query: &str) -> Vec<Value> {
@@ -198,6 +199,9 @@ async fn a_refused_write_records_its_answer_but_never_the_change_it_did_not_make
         )
         .await;
     bare.assert_status(400);
+    // It stored nothing, so it is tallied (one entry per minute), written at the
+    // minute's end or, here, at once.
+    app.wfs.flush_refused_writes().await.unwrap();
     assert_eq!(entries(&app, &acme, &writes).await.len(), 2);
 }
 
@@ -669,4 +673,148 @@ async fn restoring_an_admin_is_recorded_with_the_user_it_restored() {
         entries[0]["target"],
         json!({"type": "user", "id": restored.user_id.to_string()})
     );
+}
+
+/// One key made 1,100-1,350 rows a second with writes lacking their Idempotency-Key,
+/// each in a transaction of its own (issue 33). Refused writes are tallied: one entry
+/// per actor, route, status and minute, with its count.
+#[tokio::test]
+async fn refused_writes_of_one_key_to_one_route_are_one_entry_a_minute_with_their_count() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    for _ in 0..50 {
+        app.send(
+            Req::new(Method::POST, ROLES)
+                .key(&key)
+                .json(&json!({"title": "Nurse"})),
+        )
+        .await
+        .assert_status(400);
+    }
+    // Another status of the same route is another entry.
+    app.send(
+        Req::new(
+            Method::DELETE,
+            &format!("{ROLES}/00000000-0000-7000-8000-000000000000"),
+        )
+        .key(&key)
+        .idem(&unique_idem()),
+    )
+    .await
+    .assert_status(404);
+    app.wfs.flush_refused_writes().await.unwrap();
+
+    let writes = of(&app, &acme, "api.write").await;
+    let refused: Vec<&Value> = writes
+        .iter()
+        .filter(|e| e["request"]["status"] == 400)
+        .collect();
+    assert_eq!(refused.len(), 1, "{writes:?}");
+    assert_eq!(refused[0]["count"], 50);
+    assert_eq!(
+        refused[0]["actor"],
+        json!({"type": "api_key", "id": key.id})
+    );
+    assert_eq!(refused[0]["request"]["route"], ROLES);
+    let missing: Vec<&Value> = writes
+        .iter()
+        .filter(|e| e["request"]["status"] == 404)
+        .collect();
+    assert_eq!(missing.len(), 1, "{writes:?}");
+    assert_eq!(missing[0]["count"], 1);
+    // A write that went through is one entry, counted once.
+    app.post(&key, ROLES, &json!({"title": "Nurse"}))
+        .await
+        .assert_status(201);
+    let created = of(&app, &acme, "api.write").await;
+    assert_eq!(created[0]["request"]["status"], 201);
+    assert_eq!(created[0]["count"], 1);
+
+    // The next minute's refusals are the next entry.
+    app.clock.advance(chrono::Duration::minutes(1));
+    app.send(
+        Req::new(Method::POST, ROLES)
+            .key(&key)
+            .json(&json!({"title": "Nurse"})),
+    )
+    .await
+    .assert_status(400);
+    app.wfs.flush_refused_writes().await.unwrap();
+    let refused = of(&app, &acme, "api.write").await;
+    let counts: Vec<&Value> = refused
+        .iter()
+        .filter(|e| e["request"]["status"] == 400)
+        .map(|e| &e["count"])
+        .collect();
+    assert_eq!(counts, [&json!(1), &json!(50)], "newest first");
+}
+
+/// A company's log takes at most 20 tallies of refused writes a minute; the rest are
+/// counted in one `audit.dropped` entry. And a body that is not JSON is no act: no entry.
+#[tokio::test]
+async fn refusals_past_the_companys_quota_are_counted_in_one_audit_dropped_entry() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let quota = wfs_core::service::audit::REFUSED_ENTRIES_PER_MINUTE;
+    // Each key its own tally: one more key than the quota, and four more refusals.
+    let mut keys = Vec::new();
+    for _ in 0..=quota {
+        keys.push(app.key(&acme).await);
+    }
+    for key in &keys {
+        app.send(
+            Req::new(Method::POST, ROLES)
+                .key(key)
+                .json(&json!({"title": "Nurse"})),
+        )
+        .await
+        .assert_status(400);
+    }
+    for _ in 0..4 {
+        app.send(
+            Req::new(Method::POST, LOCATIONS)
+                .key(&keys[0])
+                .json(&json!({})),
+        )
+        .await
+        .assert_status(400);
+    }
+    // A body that is not JSON (its refusal stored under its Idempotency-Key, so a
+    // retry is answered alike): nothing at all.
+    let beta = app.company("Beta").await;
+    let beta_key = app.key(&beta).await;
+    for body in ["{not json", "", r#"{"title": "Nurse"} trailing"#] {
+        let res = app
+            .send(
+                Req::new(Method::POST, ROLES)
+                    .key(&beta_key)
+                    .idem(&unique_idem())
+                    .raw(body.to_owned()),
+            )
+            .await;
+        res.assert_status(400);
+    }
+    app.wfs.flush_refused_writes().await.unwrap();
+
+    let refused: Vec<Value> = of(&app, &acme, "api.write")
+        .await
+        .into_iter()
+        .filter(|e| e["request"]["status"] == 400)
+        .collect();
+    assert_eq!(refused.len(), quota);
+    let dropped = of(&app, &acme, "audit.dropped").await;
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0]["count"], 5);
+    assert_eq!(
+        dropped[0]["actor"],
+        json!({"type": "system", "id": "audit"})
+    );
+    assert_eq!(dropped[0]["request"], Value::Null);
+    let beta_writes: Vec<Value> = of(&app, &beta, "api.write")
+        .await
+        .into_iter()
+        .filter(|e| e["request"]["status"] == 400)
+        .collect();
+    assert!(beta_writes.is_empty(), "{beta_writes:?}");
 }

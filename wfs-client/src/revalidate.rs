@@ -1,8 +1,8 @@
 //! The client's memory of what it read: the last answer of each GET URL that carried
 //! an `ETag`. The next GET of that URL sends `If-None-Match`, and a `304 Not
-//! Modified` (which the server does not count against the rate limit, and which
-//! carries no body) is answered to the caller as that remembered 200, so methods
-//! see no difference but the cost.
+//! Modified` (which carries no body; the server counts it against the rate limit as
+//! any read) is answered to the caller as that remembered 200, so methods see no
+//! difference but the bytes saved.
 //!
 //! Bounded: [`MAX_ENTRIES`] answers of at most [`MAX_BODY`] bytes each, the least
 //! recently used forgotten first. A caller who sends its own `If-None-Match` gets the

@@ -107,6 +107,7 @@ pub struct Wfs {
     webhooks: Arc<service::webhooks::Webhooks>,
     in_flight: Arc<service::idempotency::InFlightKeys>,
     refusals: Arc<service::audit::Refusals>,
+    refused_writes: Arc<service::audit::RefusedWrites>,
     password_work: Arc<service::password_work::PasswordWork>,
     /// What [`Wfs::run_background`] delivers the outbox through.
     mailer: Arc<dyn service::outbox::Mailer>,
@@ -131,6 +132,7 @@ impl Wfs {
             )),
             in_flight: Arc::default(),
             refusals: Arc::default(),
+            refused_writes: Arc::default(),
             password_work: Arc::default(),
             mailer: Arc::new(service::background::LogMailer),
             audit: service::audit::AuditSettings::default(),
@@ -247,5 +249,9 @@ impl Wfs {
 
     pub(crate) fn refusals(&self) -> &service::audit::Refusals {
         &self.refusals
+    }
+
+    pub(crate) fn refused_writes(&self) -> &service::audit::RefusedWrites {
+        &self.refused_writes
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! An entry describing a change goes into the write's own transaction, so it commits
 //! exactly when the change does ([`Trail::write_in`]). A refusal that changed nothing
-//! (a 4xx) is recorded after the answer in a transaction of its own
-//! ([`Trail::settle`]). Nothing is recorded for a 5xx (the write rolled back and the
+//! (a 4xx) and stored nothing is tallied after the answer, one entry per actor, route,
+//! status and minute with its count ([`Trail::settle`]); a body that is not JSON is
+//! no act and gets no `api.write` at all. Nothing is recorded for a 5xx (the write rolled back and the
 //! caller retries) or for an idempotent replay (the entry of the request it replays
 //! stands for it).
 
@@ -30,6 +31,9 @@ pub(crate) struct Trail {
     target: Option<(&'static str, Option<String>)>,
     /// Written (or deliberately not, for a replay): nothing more to do.
     settled: AtomicBool,
+    /// The answer refused something that is no act (a body that is not JSON): no
+    /// `api.write` for it.
+    no_act: AtomicBool,
 }
 
 impl Trail {
@@ -74,7 +78,14 @@ impl Trail {
                 (kind, id.map(str::to_owned))
             }),
             settled: AtomicBool::new(false),
+            no_act: AtomicBool::new(false),
         }
+    }
+
+    /// The answer refuses a request that is no act of its caller's
+    /// ([`ApiError::is_act`]): the audit log records no `api.write` of it.
+    pub(crate) fn not_an_act(&self) {
+        self.no_act.store(true, Ordering::Relaxed);
     }
 
     /// Where the request's operations record.
@@ -120,7 +131,12 @@ impl Trail {
         // The answer is read now: it may hold a streamed body, which is not `Sync`.
         let (status, body) = match answer {
             Ok(reply) => (reply.status, Some(reply.body.clone())),
-            Err(err) => (err.status(), None),
+            Err(err) => {
+                if !err.is_act() {
+                    self.not_an_act();
+                }
+                (err.status(), None)
+            }
         };
         self.settle_with(wfs, status, body)
     }
@@ -130,6 +146,13 @@ impl Trail {
             return;
         }
         if status.is_server_error() || (self.company.is_none() && !self.scope.has_pending()) {
+            return;
+        }
+        if status.is_client_error() && self.company.is_some() {
+            // A refused write changed nothing: tallied, one entry per actor, route,
+            // status and minute (`wfs_core::service::audit` "tally").
+            let extra = self.api_write(status, body.as_deref());
+            wfs.record_refused_write(&self.scope, status.as_u16(), extra);
             return;
         }
         let written = async {
@@ -148,6 +171,9 @@ impl Trail {
         status: StatusCode,
         body: Option<&[u8]>,
     ) -> Option<(CompanyId, AuditAction, Option<Target>)> {
+        if self.no_act.load(Ordering::Relaxed) {
+            return None;
+        }
         let company = self.company?;
         let target = self.target.as_ref().and_then(|(kind, id)| {
             let id = match id {

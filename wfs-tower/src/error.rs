@@ -19,6 +19,8 @@ pub struct ApiError {
     message: Cow<'static, str>,
     internal: Option<String>,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Not an act worth an audit entry (a body that is not JSON): see [`Self::not_an_act`].
+    unrecorded: bool,
 }
 
 impl ApiError {
@@ -29,7 +31,21 @@ impl ApiError {
             message: message.into(),
             internal: None,
             headers: Vec::new(),
+            unrecorded: false,
         }
+    }
+
+    /// A refusal of a request that is no act of its caller's (a body that is not
+    /// JSON: a broken client or noise, not an attempt at anything): the audit log
+    /// records nothing of it.
+    pub(crate) fn not_an_act(mut self) -> Self {
+        self.unrecorded = true;
+        self
+    }
+
+    /// Whether the audit log records this refusal.
+    pub(crate) fn is_act(&self) -> bool {
+        !self.unrecorded
     }
 
     /// 400 naming the field or parameter at fault.

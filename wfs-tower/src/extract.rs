@@ -9,9 +9,7 @@ use wfs_core::domain::time;
 /// Parses a JSON body; the error names the offending field.
 pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_request(
-            "Request body must be a JSON document",
-        ));
+        return Err(ApiError::bad_request("Request body must be a JSON document").not_an_act());
     }
     let mut de = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
@@ -23,6 +21,7 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
                 "Malformed JSON in request body: {}",
                 without_position(&text)
             ))
+            .not_an_act()
         } else {
             ApiError::bad_request(format!("Invalid request body: {}", at_path(&path, &text)))
         }
@@ -34,6 +33,7 @@ pub(crate) fn json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "Malformed JSON in request body: {}",
             without_position(&err.to_string())
         ))
+        .not_an_act()
     })?;
     Ok(value)
 }

@@ -23,6 +23,8 @@ pub struct Model {
     pub request_id: Option<String>,
     pub idempotency_key: Option<String>,
     pub ip: Option<String>,
+    /// How many times it happened (a tally of refused writes; 1 otherwise).
+    pub count: i32,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

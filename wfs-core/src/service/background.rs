@@ -82,6 +82,10 @@ impl Wfs {
             self.outbox_until(stopped.clone(), ready),
             self.run_purges(until(stopped)),
         );
+        // The refused writes still tallied go into the log before the process ends.
+        if let Err(err) = self.flush_refused_writes().await {
+            tracing::warn!(error = %err, "could not write refused writes to the audit log");
+        }
         webhooks
     }
 

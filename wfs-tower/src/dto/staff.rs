@@ -139,9 +139,9 @@ pub(crate) fn bulk_items(body: &[u8]) -> Result<Vec<&RawValue>, ApiError> {
         Err(err) if err.is_data() => Err(ApiError::bad_request(format!(
             "Request body may contain at most {BULK_MAX_ITEMS} staff members"
         ))),
-        Err(err) => Err(ApiError::bad_request(format!(
-            "Malformed JSON in request body: {err}"
-        ))),
+        Err(err) => Err(
+            ApiError::bad_request(format!("Malformed JSON in request body: {err}")).not_an_act(),
+        ),
     }
 }
 

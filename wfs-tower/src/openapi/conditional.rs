@@ -47,7 +47,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
                 ResponseBuilder::new()
                     .description(
                         "Not modified: the representation still has the `ETag` that \
-                         `If-None-Match` named. No body; not counted against the rate limit",
+                         `If-None-Match` named. No body; counted against the rate limit as a 200",
                     )
                     .build(),
             ),

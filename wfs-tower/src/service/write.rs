@@ -69,6 +69,9 @@ impl Shared {
             Err(err) if err.is_replayable() => {
                 rollback(tx).await;
                 trail.scope().discard();
+                if !err.is_act() {
+                    trail.not_an_act();
+                }
                 self.store_refusal(lock, &req.fingerprint, err, trail).await
             }
             Err(err) => {

@@ -62,6 +62,9 @@ actions! {
     WebhookEndpointSecretRotated => "webhook_endpoint.secret_rotated",
     /// An authenticated write got an answer (success or refusal).
     ApiWrite => "api.write",
+    /// Refused writes of the company past what its log takes in a minute
+    /// (`service::audit::tally`), counted in one entry.
+    AuditDropped => "audit.dropped",
 }
 
 /// Who did it.

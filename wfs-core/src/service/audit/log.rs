@@ -59,8 +59,11 @@ pub struct AuditEntry {
     pub actor_id: String,
     /// What it was done to, if anything: `(type, id)`.
     pub target: Option<(String, String)>,
-    /// The request it was made in, if any.
+    /// The request it was made in, if any (for a tally, the first of them).
     pub request: Option<RequestFacts>,
+    /// How many times it happened: refused writes of one actor to one route with one
+    /// status in one minute are one entry (`service::audit::tally`); 1 otherwise.
+    pub count: u32,
 }
 
 /// Filters of [`Wfs::list_audit_log`], as received.
@@ -184,6 +187,7 @@ pub(super) fn row(
         request_id: Set(facts.and_then(|f| f.request_id.clone())),
         idempotency_key: Set(facts.and_then(|f| f.idempotency_key.clone())),
         ip: Set(facts.and_then(|f| f.ip).map(|ip| ip.to_string())),
+        count: Set(1),
     }
 }
 
@@ -204,6 +208,7 @@ impl From<audit_entry::Model> for AuditEntry {
             actor_type: m.actor_type,
             actor_id: m.actor_id,
             target: m.target_type.zip(m.target_id),
+            count: u32::try_from(m.count).unwrap_or(1),
             request,
         }
     }

@@ -18,12 +18,15 @@ mod action;
 mod log;
 mod refused;
 mod scope;
+mod tally;
 
 pub use action::{Actor, AuditAction, Target};
 pub use log::{AuditEntry, AuditQuery, LIMIT_DEFAULT, LIMIT_MAX, RequestFacts};
 pub use refused::REFUSAL_INTERVAL;
 pub(crate) use refused::Refusals;
 pub use scope::AuditScope;
+pub(crate) use tally::RefusedWrites;
+pub use tally::{DROPPED_ACTOR, REFUSED_ENTRIES_PER_MINUTE};
 
 use crate::Wfs;
 use crate::WriteTx;
@@ -157,6 +160,18 @@ impl Wfs {
         status: u16,
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Vec<audit_entry::ActiveModel> {
+        let (entries, facts) = self.audit_entries(scope, status, extra);
+        self.rows(&entries, facts.as_ref())
+    }
+
+    /// The entries `scope` kept, and `extra`, by the scope's actor where an entry names
+    /// none, with the scope's request facts and `status`. Takes what the scope kept.
+    fn audit_entries(
+        &self,
+        scope: &AuditScope,
+        status: u16,
+        extra: Option<(CompanyId, AuditAction, Option<Target>)>,
+    ) -> (Vec<Recorded>, Option<RequestFacts>) {
         let mut entries = scope.take();
         if let Some((company, action, target)) = extra {
             entries.push(Recorded {
@@ -172,7 +187,7 @@ impl Wfs {
             e.actor.clone_from(&actor);
         }
         let facts = scope.facts().map(|f| f.with_status(status));
-        self.rows(&entries, facts.as_ref())
+        (entries, facts)
     }
 
     /// The stored rows of `entries`, made now in the request `facts` describe.
