@@ -50,13 +50,17 @@ async fn key_management_is_recorded_with_the_admin_the_address_and_the_request()
     let user = entry["actor"]["id"].as_str().unwrap().to_owned();
     assert_eq!(entry["actor"]["type"], "admin");
     assert_eq!(entry["target"], json!({"type": "api_key", "id": key_id}));
+    // The request: the caller's `X-Request-Id` apart, the server's own as its id.
+    let own = entry["request"]["request_id"].as_str().unwrap().to_owned();
+    assert!(uuid::Uuid::parse_str(&own).is_ok(), "{own}");
     assert_eq!(
         entry["request"],
         json!({
             "method": "POST",
             "route": "/external/v1/auth/keys",
             "status": 201,
-            "request_id": "req-create-1",
+            "request_id": own,
+            "client_request_id": "req-create-1",
             "idempotency_key": null,
             "ip": "198.51.100.20",
         })
@@ -168,7 +172,7 @@ async fn every_key_write_is_recorded_as_api_write_with_its_target_status_and_ide
     assert_eq!(first["actor"], json!({"type": "api_key", "id": key.id}));
     assert_eq!(first["target"], json!({"type": "job_role", "id": role}));
     assert_eq!(first["request"]["route"], "/external/v1/job-roles");
-    assert_eq!(first["request"]["request_id"], "req-role-1");
+    assert_eq!(first["request"]["client_request_id"], "req-role-1");
     assert_eq!(first["request"]["ip"], "127.0.0.1");
     assert_eq!(writes[1]["target"]["id"], role.as_str());
     assert_eq!(writes[1]["request"]["route"], "/external/v1/job-roles/{id}");
@@ -817,4 +821,44 @@ async fn refusals_past_the_companys_quota_are_counted_in_one_audit_dropped_entry
         .filter(|e| e["request"]["status"] == 400)
         .collect();
     assert!(beta_writes.is_empty(), "{beta_writes:?}");
+}
+
+/// `X-Request-Id` is the caller's to choose, so it names nothing for certain: an entry
+/// records the server's own id of the request as `request_id`, and the caller's apart.
+#[tokio::test]
+async fn an_entry_names_the_servers_own_request_id_and_the_callers_apart() {
+    let app = TestApp::spawn().await;
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let forged = "the-id-of-someone-elses-request";
+    let res = app
+        .send(
+            Req::new(Method::POST, ROLES)
+                .key(&key)
+                .idem(&unique_idem())
+                .header("x-request-id", forged)
+                .json(&json!({"title": "Nurse"})),
+        )
+        .await;
+    res.assert_status(201);
+    assert_eq!(
+        res.header("x-request-id"),
+        Some(forged),
+        "echoed, as the spec says"
+    );
+    let plain = app.post(&key, ROLES, &json!({"title": "Porter"})).await;
+    plain.assert_status(201);
+
+    let writes = of(&app, &acme, "api.write").await;
+    let (plain_entry, forged_entry) = (&writes[0]["request"], &writes[1]["request"]);
+    assert_eq!(forged_entry["client_request_id"], forged);
+    let own = forged_entry["request_id"].as_str().unwrap();
+    assert_ne!(own, forged);
+    assert!(uuid::Uuid::parse_str(own).is_ok(), "{own}");
+    // Without one of the caller's, the answer's id is the server's own.
+    assert_eq!(plain_entry["client_request_id"], Value::Null);
+    assert_eq!(
+        plain_entry["request_id"].as_str(),
+        plain.header("x-request-id")
+    );
 }

@@ -43,7 +43,7 @@ impl Trail {
         route: &Route,
         parts: &Parts,
         caller: &Caller,
-        request_id: &str,
+        request_id: &crate::request_id::RequestId,
         ip: Option<IpAddr>,
         ids: (Option<&str>, Option<&str>),
     ) -> Self {
@@ -57,7 +57,8 @@ impl Trail {
             method: parts.method.as_str().to_owned(),
             route: route.path.clone(),
             status: None,
-            request_id: Some(request_id.to_owned()),
+            request_id: Some(request_id.own().to_owned()),
+            client_request_id: request_id.callers().map(str::to_owned),
             idempotency_key,
             ip,
         };

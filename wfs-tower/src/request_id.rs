@@ -5,6 +5,12 @@
 //! characters (`0x21`-`0x7E`: no space, no control character), so a request can be
 //! followed across hops; anything else is replaced by a fresh UUIDv4, never echoed,
 //! so a log line or a response header cannot be forged or split through it.
+//!
+//! A kept id is the caller's choice, so it names nothing for certain: two requests
+//! may carry the same one. Each request also has the server's own id, a fresh UUIDv4
+//! (the same as the echoed one when the caller sent none), which the audit log records
+//! as the request's id, with the caller's apart (issue 33: a partner could make its
+//! entries name another request's id).
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
@@ -14,35 +20,62 @@ pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-i
 /// The longest id taken from a request.
 pub(crate) const MAX_LEN: usize = 128;
 
-/// The id of one request.
+/// The ids of one request: the one echoed, and the server's own when they differ.
 #[derive(Debug, Clone)]
-pub(crate) struct RequestId(HeaderValue);
+pub(crate) struct RequestId {
+    echoed: HeaderValue,
+    /// `Some` when `echoed` is the caller's.
+    own: Option<HeaderValue>,
+}
 
 impl RequestId {
     /// The request's own id when it is acceptable, else a new one.
     pub(crate) fn of(headers: &HeaderMap) -> Self {
-        headers
+        match headers
             .get(X_REQUEST_ID)
             .filter(|v| is_acceptable(v.as_bytes()))
-            .map_or_else(Self::generate, |v| Self(v.clone()))
+        {
+            Some(theirs) => Self {
+                echoed: theirs.clone(),
+                own: Some(generate()),
+            },
+            None => Self {
+                echoed: generate(),
+                own: None,
+            },
+        }
     }
 
-    /// A new UUIDv4, hyphenated.
-    fn generate() -> Self {
-        let mut buf = uuid::Uuid::encode_buffer();
-        let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
-        Self(HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("-")))
-    }
-
-    /// The id as text (always ASCII).
+    /// The echoed id as text (always ASCII): the caller's, or the server's own.
     pub(crate) fn as_str(&self) -> &str {
-        self.0.to_str().unwrap_or_default()
+        self.echoed.to_str().unwrap_or_default()
+    }
+
+    /// The server's own id.
+    pub(crate) fn own(&self) -> &str {
+        self.own
+            .as_ref()
+            .unwrap_or(&self.echoed)
+            .to_str()
+            .unwrap_or_default()
+    }
+
+    /// The caller's id, when it sent an acceptable one.
+    pub(crate) fn callers(&self) -> Option<&str> {
+        self.own.as_ref().and(self.echoed.to_str().ok())
     }
 
     /// The value of the response header.
     pub(crate) fn into_header_value(self) -> HeaderValue {
-        self.0
+        self.echoed
     }
+}
+
+/// A new UUIDv4, hyphenated.
+fn generate() -> HeaderValue {
+    let mut buf = uuid::Uuid::encode_buffer();
+    let text = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static("-"))
 }
 
 /// The headers every answer carries, for answers a host serves beside the service
@@ -86,6 +119,21 @@ mod tests {
         ] {
             assert_eq!(from(kept.as_bytes()).as_str(), kept);
         }
+    }
+
+    #[test]
+    fn the_server_has_its_own_id_beside_a_kept_one() {
+        let kept = from(b"req-42");
+        assert_eq!(kept.callers(), Some("req-42"));
+        assert_ne!(kept.own(), "req-42");
+        assert!(uuid::Uuid::parse_str(kept.own()).is_ok());
+        let none = RequestId::of(&HeaderMap::new());
+        assert_eq!(none.callers(), None);
+        assert_eq!(
+            none.own(),
+            none.as_str(),
+            "one id when the caller sent none"
+        );
     }
 
     #[test]

@@ -96,7 +96,10 @@ pub(crate) struct Described<'a> {
     pub(crate) method: &'a http::Method,
     /// The route template.
     pub(crate) route: &'a str,
+    /// The server's own id of the request.
     pub(crate) request_id: &'a str,
+    /// The caller's `X-Request-Id`, when it sent one.
+    pub(crate) client_request_id: Option<&'a str>,
 }
 
 impl Budget<'_> {
@@ -139,6 +142,7 @@ impl KeyReadBudget for Budget<'_> {
             route: self.request.route.to_owned(),
             status: None,
             request_id: Some(self.request.request_id.to_owned()),
+            client_request_id: self.request.client_request_id.map(str::to_owned),
             idempotency_key: None,
             ip: self.client_ip,
         })
@@ -165,6 +169,7 @@ mod tests {
         method: &http::Method::GET,
         route: "/external/v1/job-roles",
         request_id: "test",
+        client_request_id: None,
     };
 
     #[test]

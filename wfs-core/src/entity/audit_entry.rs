@@ -20,7 +20,10 @@ pub struct Model {
     /// The route template, never the raw path.
     pub route: Option<String>,
     pub status: Option<i32>,
+    /// The server's own id of the request.
     pub request_id: Option<String>,
+    /// The `X-Request-Id` the caller sent, as sent.
+    pub client_request_id: Option<String>,
     pub idempotency_key: Option<String>,
     pub ip: Option<String>,
     /// How many times it happened (a tally of refused writes; 1 otherwise).

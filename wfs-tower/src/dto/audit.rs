@@ -75,8 +75,12 @@ pub(crate) struct AuditRequest {
     route: String,
     /// The answer's HTTP status.
     status: Option<u16>,
-    /// The `X-Request-Id` of the answer.
+    /// The server's own id of the request: the answer's `X-Request-Id` when the
+    /// caller sent none. The caller cannot choose it.
     request_id: Option<String>,
+    /// The `X-Request-Id` the caller sent (and the answer echoed), as sent; null when
+    /// it sent none.
+    client_request_id: Option<String>,
     /// The `Idempotency-Key` sent, if any.
     idempotency_key: Option<String>,
     /// The client's address as the server resolved it (behind trusted proxies, from
@@ -100,6 +104,7 @@ impl From<AuditEntry> for AuditLogEntry {
                 route: r.route,
                 status: r.status,
                 request_id: r.request_id,
+                client_request_id: r.client_request_id,
                 idempotency_key: r.idempotency_key,
                 ip: r.ip.map(|ip| ip.to_string()),
             }),

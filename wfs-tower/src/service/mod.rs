@@ -183,16 +183,20 @@ where
         let span = tracing::error_span!(
             target: "wfs::request",
             "request",
-            request_id = %request_id.as_str()
+            request_id = %request_id.as_str(),
+            // The server's own, when the id above is the caller's (the audit log's).
+            own_request_id = tracing::field::Empty,
         );
+        if request_id.callers().is_some() {
+            span.record("own_request_id", request_id.own());
+        }
         // A cheap clone, kept for the metrics and the panic line.
         let method = req.method().clone();
         let reads = method == Method::GET || method == Method::HEAD;
         let answer = Box::pin(
             async move {
                 let mut seen = Seen::default();
-                let outcome =
-                    CatchPanic::new(shared.serve(req, &mut seen, request_id.as_str())).await;
+                let outcome = CatchPanic::new(shared.serve(req, &mut seen, &request_id)).await;
                 let mut response = match outcome {
                     Ok(response) => response,
                     Err(caught) => shared.panicked(&method, &seen, caught),
@@ -299,7 +303,7 @@ impl Shared {
         &self,
         req: Request<B>,
         seen: &mut Seen,
-        request_id: &str,
+        request_id: &RequestId,
     ) -> Response<ResponseBody>
     where
         B: http_body::Body + Send + 'static,
@@ -366,7 +370,7 @@ impl Shared {
         &self,
         req: Request<B>,
         seen: &mut Seen,
-        request_id: &str,
+        request_id: &RequestId,
     ) -> Result<Reply, ApiError>
     where
         B: http_body::Body + Send + 'static,
@@ -405,7 +409,8 @@ impl Shared {
                 Described {
                     method: &parts.method,
                     route: &route.path,
-                    request_id,
+                    request_id: request_id.own(),
+                    client_request_id: request_id.callers(),
                 },
             )
             .await?;

@@ -29,8 +29,12 @@ pub struct RequestFacts {
     pub route: String,
     /// The answer's status (set when the answer is known).
     pub status: Option<u16>,
-    /// The `X-Request-Id` the answer carried.
+    /// The server's own id of the request: the `X-Request-Id` the answer carried
+    /// when the caller sent none. A caller cannot choose it.
     pub request_id: Option<String>,
+    /// The `X-Request-Id` the caller sent, as sent (and echoed): its own name for the
+    /// request, which may name another's.
+    pub client_request_id: Option<String>,
     /// The `Idempotency-Key` sent.
     pub idempotency_key: Option<String>,
     /// The client's address, as the server resolved it.
@@ -185,6 +189,7 @@ pub(super) fn row(
         route: Set(facts.map(|f| f.route.clone())),
         status: Set(facts.and_then(|f| f.status).map(i32::from)),
         request_id: Set(facts.and_then(|f| f.request_id.clone())),
+        client_request_id: Set(facts.and_then(|f| f.client_request_id.clone())),
         idempotency_key: Set(facts.and_then(|f| f.idempotency_key.clone())),
         ip: Set(facts.and_then(|f| f.ip).map(|ip| ip.to_string())),
         count: Set(1),
@@ -198,6 +203,7 @@ impl From<audit_entry::Model> for AuditEntry {
             route,
             status: m.status.and_then(|s| u16::try_from(s).ok()),
             request_id: m.request_id,
+            client_request_id: m.client_request_id,
             idempotency_key: m.idempotency_key,
             ip: m.ip.and_then(|ip| ip.parse().ok()),
         });

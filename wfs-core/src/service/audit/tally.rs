@@ -249,6 +249,7 @@ mod tests {
             route: route.into(),
             status: Some(400),
             request_id: None,
+            client_request_id: None,
             idempotency_key: None,
             ip: None,
         };
