@@ -432,3 +432,67 @@ async fn answers_to_credentials_are_private_and_vary_on_them() {
     signed_in.assert_status(200);
     assert_eq!(signed_in.header("cache-control"), Some("no-store"));
 }
+
+/// A shift's own `ETag` comes from a read of that shift (`GET /shifts?shiftId=`) and
+/// from its cancellation, and `If-Match` on `DELETE /shifts/{id}` takes it; the
+/// deactivation of a staff member answers with its resource's new tag; and a `412`
+/// shows the current tag only to a key that may read the resource.
+#[tokio::test]
+async fn a_shifts_own_tag_is_read_with_it_and_a_412_shows_tags_only_to_readers() {
+    let app = TestApp::spawn().await;
+    let d = app.day_slot().await;
+    let booked = app
+        .post(
+            &d.key,
+            "/external/v1/shifts/book",
+            &json!({"slotId": d.slot, "date": "2026-11-16", "assignees": [{"userId": d.user}]}),
+        )
+        .await;
+    booked.assert_status(200);
+    let id = booked.body["shifts"][0]["id"].as_str().unwrap().to_owned();
+    let shift = format!("/external/v1/shifts/{id}");
+
+    // The read of the shift gives the tag its If-Match takes.
+    let read = app
+        .get(&d.key, &format!("/external/v1/shifts?shiftId={id}"))
+        .await;
+    read.assert_status(200);
+    let tag = etag(&read);
+    // A write-only key is refused without the tag; a reader sees it.
+    let writer = app.key_with_scopes(&d.company, &["workforce:write"]).await;
+    let hidden = write_if(&app, &writer, Method::DELETE, &shift, "\"stale\"", None).await;
+    hidden.assert_status(412);
+    assert!(
+        !hidden.error_message().contains(&tag),
+        "{}",
+        hidden.error_message()
+    );
+    let shown = write_if(&app, &d.key, Method::DELETE, &shift, "\"stale\"", None).await;
+    shown.assert_status(412);
+    assert!(
+        shown.error_message().contains(&tag),
+        "{}",
+        shown.error_message()
+    );
+    // The tag of the read lets the cancellation through, and the answer carries the
+    // cancelled shift's tag: the one a read gives now.
+    let cancelled = write_if(&app, &d.key, Method::DELETE, &shift, &tag, None).await;
+    cancelled.assert_status(200);
+    let after = app
+        .get(&d.key, &format!("/external/v1/shifts?shiftId={id}"))
+        .await;
+    assert_eq!(after.body["status"], "cancelled");
+    assert_eq!(etag(&cancelled), etag(&after));
+    assert_ne!(etag(&cancelled), tag);
+
+    // Staff: the deactivation answers with the resource's tag as it is now.
+    let staff = format!("/external/v1/staff/{}", d.member);
+    let done = write_if(&app, &d.key, Method::DELETE, &staff, "*", None).await;
+    done.assert_status(200);
+    let resource = app.get(&d.key, &format!("{FEED}/{}", d.member)).await;
+    assert_eq!(etag(&done), etag(&resource));
+    // Its 412 hides the tag from a key that may not read the workforce resources.
+    let hidden = write_if(&app, &writer, Method::DELETE, &staff, "\"stale\"", None).await;
+    hidden.assert_status(412);
+    assert!(!hidden.error_message().contains(&etag(&resource)));
+}

@@ -163,16 +163,20 @@ pub(crate) fn if_match(headers: &HeaderMap) -> Option<Listed> {
 ///
 /// # Errors
 /// 412 `Precondition Failed: the resource has changed (its ETag is now ...)`.
-pub(crate) fn check(listed: &Listed, current: &EntityTag) -> Result<(), ApiError> {
+/// The 412 names the current tag only when `readable`: the caller's key may read the
+/// resource (a write-only key learns nothing of what it cannot read).
+pub(crate) fn check(listed: &Listed, current: &EntityTag, readable: bool) -> Result<(), ApiError> {
     if listed.names_strongly(current) {
         return Ok(());
     }
-    Err(ApiError::new(
-        StatusCode::PRECONDITION_FAILED,
+    let message = if readable {
         format!(
             "Precondition failed: If-Match does not name the resource's current ETag ({current}); read it again, then retry"
-        ),
-    ))
+        )
+    } else {
+        "Precondition failed: If-Match does not name the resource's current ETag (not shown: this API key may not read the resource)".to_owned()
+    };
+    Err(ApiError::new(StatusCode::PRECONDITION_FAILED, message))
 }
 
 #[cfg(test)]
@@ -207,11 +211,11 @@ mod tests {
         let current = EntityTag::from_parts(false, "abc");
         let weak = Listed::Tags(vec![EntityTag::from_parts(true, "abc")]);
         assert_eq!(
-            check(&weak, &current).unwrap_err().status(),
+            check(&weak, &current, true).unwrap_err().status(),
             StatusCode::PRECONDITION_FAILED
         );
-        assert!(check(&Listed::Tags(vec![current.clone()]), &current).is_ok());
-        assert!(check(&Listed::Any, &current).is_ok());
-        assert!(check(&Listed::Tags(Vec::new()), &current).is_err());
+        assert!(check(&Listed::Tags(vec![current.clone()]), &current, true).is_ok());
+        assert!(check(&Listed::Any, &current, true).is_ok());
+        assert!(check(&Listed::Tags(Vec::new()), &current, true).is_err());
     }
 }

@@ -112,7 +112,11 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(listed) = conditional::if_match(ctx.headers) {
         // 400, then 404, then 412.
         patch.validate()?;
-        conditional::check(&listed, &ctx.wfs.job_role_tag(tx, company, id).await?)?;
+        conditional::check(
+            &listed,
+            &ctx.wfs.job_role_tag(tx, company, id).await?,
+            ctx.may(Scope::WorkforceRead),
+        )?;
     }
     let role = ctx.wfs.update_job_role(tx, company, id, patch).await?;
     Ok(Reply::json(StatusCode::OK, &role)?.tagged(&EntityTag::strong(&role)))
@@ -131,7 +135,11 @@ pub(crate) async fn delete_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: JobRoleId = path_id(ctx.id(), "Job role")?;
     let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
     if let Some(listed) = conditional::if_match(ctx.headers) {
-        conditional::check(&listed, &ctx.wfs.job_role_tag(tx, company, id).await?)?;
+        conditional::check(
+            &listed,
+            &ctx.wfs.job_role_tag(tx, company, id).await?,
+            ctx.may(Scope::WorkforceRead),
+        )?;
     }
     ctx.wfs.delete_job_role(tx, company, id).await?;
     Reply::message("Job role deleted")

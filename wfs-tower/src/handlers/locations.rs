@@ -72,7 +72,11 @@ pub(crate) async fn update_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if let Some(listed) = conditional::if_match(ctx.headers) {
         // 400, then 404, then 412.
         patch.validate()?;
-        conditional::check(&listed, &ctx.wfs.location_tag(tx, company, id).await?)?;
+        conditional::check(
+            &listed,
+            &ctx.wfs.location_tag(tx, company, id).await?,
+            ctx.may(Scope::WorkforceRead),
+        )?;
     }
     let location = ctx.wfs.update_location(tx, company, id, patch).await?;
     Ok(Reply::json(StatusCode::OK, &location)?.tagged(&EntityTag::strong(&location)))

@@ -115,6 +115,14 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Whether the caller's key has `scope` (an admin has every one).
+    pub(crate) fn may(&self, scope: wfs_core::domain::scope::Scope) -> bool {
+        match self.caller {
+            Caller::Key(key) => key.scopes.contains(scope),
+            _ => true,
+        }
+    }
+
     pub(crate) fn admin(&self) -> Result<AdminPrincipal, ApiError> {
         match self.caller {
             Caller::Admin(a) => Ok(*a),

@@ -11,6 +11,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
+use wfs_core::resource::EntityTag;
 use wfs_core::resource::shift::BookingResult;
 use wfs_core::service::shifts::{Booking, NewShiftSlot};
 
@@ -42,7 +43,9 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
             .wfs
             .get_shift(company, path_id(id.trim(), "Shift")?)
             .await?;
-        return Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift));
+        // The shift's own tag, the one `If-Match` on `DELETE /shifts/{id}` compares.
+        let tag = EntityTag::strong(&shift);
+        return Ok(Reply::json(StatusCode::OK, &ShiftsListing::Shift(shift))?.tagged(&tag));
     }
     let slots = ctx
         .wfs
@@ -118,8 +121,10 @@ pub(crate) async fn cancel_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id = path_id(ctx.id(), "Shift")?;
     let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
     if let Some(listed) = crate::conditional::if_match(ctx.headers) {
-        crate::conditional::check(&listed, &ctx.wfs.shift_tag(tx, company, id).await?)?;
+        let current = ctx.wfs.shift_tag(tx, company, id).await?;
+        crate::conditional::check(&listed, &current, ctx.may(Scope::WorkforceRead))?;
     }
-    ctx.wfs.cancel_shift(tx, company, id).await?;
-    Reply::message("Shift cancelled")
+    let cancelled = ctx.wfs.cancel_shift(tx, company, id).await?;
+    // The shift's own tag, as a read of it (`GET /shifts?shiftId=`) gives it.
+    Ok(Reply::message("Shift cancelled")?.tagged(&EntityTag::strong(&cancelled)))
 }

@@ -69,10 +69,13 @@ pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: MembershipId = path_id(ctx.id(), "Staff member")?;
     let (tx, company) = (ctx.tx()?, ctx.key()?.company_id);
     if let Some(listed) = crate::conditional::if_match(ctx.headers) {
-        crate::conditional::check(&listed, &ctx.wfs.staff_tag(tx, company, id).await?)?;
+        let current = ctx.wfs.staff_tag(tx, company, id).await?;
+        crate::conditional::check(&listed, &current, ctx.may(Scope::AvailabilityRead))?;
     }
     ctx.wfs.deactivate_staff(tx, company, id).await?;
-    Reply::message("Staff member deactivated")
+    // The member's resource as it is now, as writes to one resource answer.
+    let tag = ctx.wfs.staff_tag(tx, company, id).await?;
+    Ok(Reply::message("Staff member deactivated")?.tagged(&tag))
 }
 
 /// Create staff in bulk

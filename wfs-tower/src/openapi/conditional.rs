@@ -24,11 +24,13 @@ const IF_MATCH: [&str; 5] = [
 ];
 
 /// The writes whose success answers carry the resource's `ETag`.
-const TAGGED_WRITES: [&str; 4] = [
+const TAGGED_WRITES: [&str; 6] = [
     "create_job_role",
     "update_job_role",
     "create_location",
     "update_location",
+    "cancel_shift",
+    "deactivate_staff",
 ];
 
 pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
@@ -61,15 +63,18 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
             "If-Match",
             "The resource's `ETag` (or several, or `*` for any current resource): the write \
              happens only while the resource still has it, else `412` and nothing is written. \
-             A job role's or a location's is on the answers that create or update it; a staff \
-             member's is its workforce resource's (`GET /workforce/resources/{id}`).",
+             A job role's or a location's is on the answers that create or update it; a \
+             shift's on its read (`GET /shifts?shiftId=`) and its cancellation; a staff \
+             member's is its workforce resource's (`GET /workforce/resources/{id}`), also on \
+             its deactivation.",
         );
         error(op, 400, "An `If-Match` over 4096 characters");
         error(
             op,
             412,
             "`If-Match` does not name the resource's current `ETag`: it has changed since it \
-             was read; nothing was written",
+             was read; nothing was written. The message names the current tag when the key \
+             may read the resource",
         );
     }
     if TAGGED_WRITES.contains(&route.operation_id) {
