@@ -5,9 +5,9 @@
 //! exactly when the change does ([`Trail::write_in`]). A refusal that changed nothing
 //! (a 4xx) and stored nothing is tallied after the answer, one entry per actor, route,
 //! status and minute with its count ([`Trail::settle`]); a body that is not JSON is
-//! no act and gets no `api.write` at all. Nothing is recorded for a 5xx (the write rolled back and the
-//! caller retries) or for an idempotent replay (the entry of the request it replays
-//! stands for it).
+//! no act and gets no `api.write` at all. Nothing is recorded for a 5xx (the write
+//! rolled back and the caller retries) or for an idempotent replay (the entry of the
+//! request it replays stands for it).
 
 use crate::auth::Caller;
 use crate::error::ApiError;

@@ -123,7 +123,8 @@ async fn every_request_line_is_written_out_before_a_graceful_shutdown_exits() {
     // Assert: one request line per request, then the shutdown lines, in that order.
     let log = rest.join().unwrap();
     for n in 0..N {
-        let id = format!("request_id=logged-{n}}}");
+        // The caller's id, then the server's own (`own_request_id`).
+        let id = format!("request_id=logged-{n} ");
         let lines = log.iter().filter(|l| l.contains(&id)).count();
         assert_eq!(lines, 1, "one line for request {n}: {log:#?}");
     }
