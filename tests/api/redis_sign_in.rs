@@ -243,3 +243,76 @@ async fn with_redis_gone_each_server_throttles_alone_and_sign_in_never_fails() {
         .await
         .assert_status(200);
 }
+
+/// Issue 33 through Redis: a login counts under its user and an IPv6 client by its /64
+/// on both servers alike; and past the ceiling of wrong passwords, only an address the
+/// guesses did not come from signs in, whichever server counted them.
+#[tokio::test]
+#[cfg_attr(
+    not(wfs_test_redis),
+    ignore = "needs redis-server on PATH or at $WFS_TEST_REDIS_SERVER: apt-get install redis-server (Debian/Ubuntu), brew install redis (macOS)"
+)]
+async fn a_users_budget_an_ipv6_64_and_the_ceiling_are_shared_by_both_servers() {
+    use wfs_core::persistence::entity::user;
+    use wfs_core::sea_orm::sea_query::Expr;
+    use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    use wfs_core::service::throttle::CONSECUTIVE_FAILURES_MAX;
+
+    let redis = Redis::start();
+    let (a, b) = two_servers(&redis).await;
+    let servers = [&a, &b];
+    let acme = a.company("Acme").await;
+    let name = format!("admin-{}", uuid::Uuid::new_v4().simple());
+    user::Entity::update_many()
+        .col_expr(user::Column::UserName, Expr::value(name.clone()))
+        .filter(user::Column::Email.eq(acme.email.as_str()))
+        .exec(a.wfs.store().conn())
+        .await
+        .unwrap();
+
+    // Ten failures from ten addresses of one /64, by email and by userName, alternating
+    // servers: one user, one origin.
+    for i in 0..10 {
+        let login = if i % 2 == 0 {
+            acme.email.clone()
+        } else {
+            name.clone()
+        };
+        alternate(&servers, i)
+            .send(sign_in(
+                &login,
+                "wrong-password",
+                from(&format!("2001:db8:9::{:x}", i + 1)),
+            ))
+            .await
+            .assert_error(401, INVALID);
+    }
+    for server in servers {
+        server
+            .send(sign_in(&acme.email, PASSWORD, from("2001:db8:9::ffff")))
+            .await
+            .assert_error(429, THROTTLED);
+    }
+
+    // The ceiling: one more wrong password on A reaches it; B refuses that address
+    // even the right password, and lets another one in.
+    user::Entity::update_many()
+        .col_expr(
+            user::Column::SignInFailures,
+            Expr::value(CONSECUTIVE_FAILURES_MAX - 1),
+        )
+        .filter(user::Column::Email.eq(acme.email.as_str()))
+        .exec(a.wfs.store().conn())
+        .await
+        .unwrap();
+    let attacker = from("203.0.113.77");
+    a.send(sign_in(&acme.email, "wrong-password", attacker))
+        .await
+        .assert_error(401, INVALID);
+    b.send(sign_in(&acme.email, PASSWORD, attacker))
+        .await
+        .assert_error(429, THROTTLED);
+    b.send(sign_in(&acme.email, PASSWORD, from("198.51.100.30")))
+        .await
+        .assert_status(200);
+}
