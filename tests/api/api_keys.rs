@@ -523,21 +523,26 @@ async fn an_unknown_client_id_asked_again_is_refused_without_reading_the_databas
         "no read for a remembered unknown id"
     );
 
-    // A read the budget refused is not remembered: the real key is found once the
-    // budget allows it.
+    // Out of budget, another made-up id is answered as unknown without a read, and
+    // that is not remembered...
     let out_of_budget = CountingBudget::allowing(false);
+    let other_made_up = format!("api_{}", uuid::Uuid::new_v4().simple());
     assert!(
         app.wfs
-            .authenticate_key_with(&key.client_id, &key.secret, &out_of_budget)
+            .authenticate_key_with(&other_made_up, &guess, &out_of_budget)
             .await
             .is_err(),
         "out of budget: answered as unknown"
     );
     assert_eq!(out_of_budget.counts(), (1, 0));
+    // ...while a real key is read whatever the budget (issue 33): the filter of
+    // existing client ids holds it, so the budget is not even asked.
+    let real = CountingBudget::allowing(false);
     app.wfs
-        .authenticate_key(&key.client_id, &key.secret)
+        .authenticate_key_with(&key.client_id, &key.secret, &real)
         .await
-        .expect("the key works once its address has budget");
+        .expect("a real key is never refused for its address's made-up ids");
+    assert_eq!(real.counts(), (0, 0));
     // Cached now: no budget asked.
     let cached = CountingBudget::allowing(false);
     app.wfs
@@ -578,6 +583,67 @@ async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_
         .assert_status(200);
     let other = app.key(&acme).await;
     app.send(Req::new(Method::GET, ROLES).key(&other).peer(Some(partner)))
+        .await
+        .assert_status(200);
+    // Issue 33: a real key this process has never verified, from the flooded address
+    // (a partner behind the same proxy, NAT or /64): read and served all the same,
+    // and so is one made after the flood.
+    let newer = app.key(&acme).await;
+    for fresh in [&other, &newer] {
+        let res = app
+            .send(Req::new(Method::GET, ROLES).key(fresh).peer(Some(attacker)))
+            .await;
+        res.assert_status(200);
+    }
+    // A made-up id from there is still refused without a read.
+    let made_up = Key {
+        client_id: format!("api_{}", uuid::Uuid::new_v4().simple()),
+        ..key.clone()
+    };
+    app.send(
+        Req::new(Method::GET, ROLES)
+            .key(&made_up)
+            .peer(Some(attacker)),
+    )
+    .await
+    .assert_error(401, "Invalid API credentials");
+}
+
+/// The same through a second service on the store (its own per-address budget, spent
+/// by the flood): a key made through the first is served by the second, which never
+/// verified it, from the flooded address.
+#[tokio::test]
+async fn a_key_made_through_another_service_is_served_from_a_flooded_address() {
+    let app = TestApp::spawn().await;
+    let other_server = app.second_server(wfs_tower::Config::default());
+    let acme = app.company("Acme").await;
+    let key = app.key(&acme).await;
+    let attacker: std::net::SocketAddr = "203.0.113.67:4000".parse().unwrap();
+    for n in 0..60 {
+        let made_up = Key {
+            client_id: format!("api_{n:032x}"),
+            ..key.clone()
+        };
+        other_server
+            .send(
+                Req::new(Method::GET, ROLES)
+                    .key(&made_up)
+                    .peer(Some(attacker)),
+            )
+            .await
+            .assert_error(401, "Invalid API credentials");
+    }
+    let made_later = app.key(&acme).await;
+    other_server
+        .send(
+            Req::new(Method::GET, ROLES)
+                .key(&made_later)
+                .peer(Some(attacker)),
+        )
+        .await
+        .assert_status(200);
+    other_server
+        .send(Req::new(Method::GET, ROLES).key(&key).peer(Some(attacker)))
         .await
         .assert_status(200);
 }

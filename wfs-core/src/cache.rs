@@ -6,6 +6,10 @@
 //! from putting back what a change removed. This module knows nothing of changes,
 //! so the two form no cycle.
 
+mod known_ids;
+
+pub(crate) use known_ids::KnownIds;
+
 use crate::domain::credentials::SecretHash;
 use crate::event::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
@@ -46,6 +50,9 @@ pub(crate) struct Caches {
     /// unknown without a read, at the cost of a known key's check. A key created (or
     /// revoked) with that id invalidates the entry like any change to it.
     pub(crate) unknown_keys: ReadCache<String, ()>,
+    /// Every client id that exists (a Bloom filter): an id it holds is read whatever
+    /// the caller's address has spent on made-up ids.
+    pub(crate) known_ids: KnownIds,
     pub(crate) job_roles: ReadCache<CompanyId, Arc<[JobRole]>>,
     /// Each company's enabled webhook endpoints and what they subscribe to, read by
     /// every write that emits an event (see `Wfs::emit`).
@@ -59,6 +66,7 @@ impl Caches {
         Self {
             keys: ReadCache::new(KEY_CAPACITY, ttl),
             unknown_keys: ReadCache::new(UNKNOWN_KEY_CAPACITY, ttl).forgetting_when_full(),
+            known_ids: KnownIds::default(),
             job_roles: ReadCache::new(COMPANY_CAPACITY, ttl),
             endpoints: ReadCache::new(COMPANY_CAPACITY, ttl),
         }
@@ -68,6 +76,7 @@ impl Caches {
     pub(crate) fn clear(&self) {
         self.keys.clear();
         self.unknown_keys.clear();
+        self.known_ids.clear();
         self.job_roles.clear();
         self.endpoints.clear();
     }

@@ -113,6 +113,8 @@ impl Caches {
             Topic::Key(client_id) => {
                 self.keys.invalidate(client_id.as_str());
                 self.unknown_keys.invalidate(client_id.as_str());
+                // A key made (or changed) with this id: it exists.
+                self.known_ids.add(client_id);
             }
             Topic::JobRoles(company) => self.job_roles.invalidate(company),
             Topic::Endpoints(company) => self.endpoints.invalidate(company),

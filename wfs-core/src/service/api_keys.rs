@@ -34,6 +34,9 @@ use sea_orm::{
 /// How often `lastUsedAt` is refreshed at most.
 pub const LAST_USED_GRANULARITY: chrono::Duration = chrono::Duration::minutes(1);
 
+/// Client ids read per statement while the known-ids filter loads.
+const KNOWN_IDS_PAGE: u64 = 5_000;
+
 /// A key's state as listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyStatus {
@@ -223,11 +226,18 @@ impl Wfs {
         let unknown_ticket = caches.unknown_keys.ticket();
         let read = std::sync::atomic::AtomicBool::new(false);
         let cached = changes.read_through(&caches.keys, topic, client_id, || {
-            // A key this process verified before (its entry only aged out) is read
-            // whatever the budget: a flood from an address never refuses its own key.
-            let allowed = caches.keys.holds(client_id) || budget.may_read();
-            read.store(allowed, std::sync::atomic::Ordering::Relaxed);
+            // Only on a miss. A key this process verified before (its entry only aged
+            // out), or one the filter of existing client ids holds (loaded by the first
+            // miss; trusted while the caches are), is read whatever the budget: a flood
+            // of made-up ids from an address never refuses a real key from there.
+            let verified_before = caches.keys.holds(client_id);
+            let (read, budget) = (&read, budget);
             async move {
+                let exists = !verified_before
+                    && remembered
+                    && self.known_client_ids(client_id).await == Some(true);
+                let allowed = verified_before || exists || budget.may_read();
+                read.store(allowed, std::sync::atomic::Ordering::Relaxed);
                 if allowed {
                     self.load_key(client_id).await
                 } else {
@@ -260,6 +270,61 @@ impl Wfs {
             return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
         }
         Ok(key.principal)
+    }
+
+    /// Whether the filter of existing client ids holds `client_id` (`None`: no filter
+    /// could be loaded). The first call loads it: a count and one streamed read of the
+    /// ids, never the table in memory (`cache::known_ids`).
+    async fn known_client_ids(&self, client_id: &str) -> Option<bool> {
+        let known = &self.store().changes().caches().known_ids;
+        if !known.is_present()
+            && let Err(err) = self.load_known_ids().await
+        {
+            tracing::warn!(error = %err, "could not load the client ids for the known-ids filter");
+        }
+        known.holds(client_id)
+    }
+
+    async fn load_known_ids(&self) -> Result<()> {
+        use sea_orm::PaginatorTrait;
+        let conn = self.store().conn();
+        let count = api_key::Entity::find().count(conn).await?;
+        let known = &self.store().changes().caches().known_ids;
+        let Some(filter) = known.start_loading(usize::try_from(count).unwrap_or(usize::MAX)) else {
+            return Ok(());
+        };
+        // In pages by the unique index, a few thousand ids at a time.
+        let loaded = async {
+            let mut after: Option<String> = None;
+            loop {
+                let mut page = api_key::Entity::find()
+                    .select_only()
+                    .column(api_key::Column::ClientId)
+                    .order_by_asc(api_key::Column::ClientId)
+                    .limit(KNOWN_IDS_PAGE);
+                if let Some(last) = &after {
+                    page = page.filter(api_key::Column::ClientId.gt(last.as_str()));
+                }
+                let mut ids: Vec<String> = page.into_tuple().all(conn).await?;
+                for id in &ids {
+                    filter.insert(id);
+                }
+                if ids.len() < usize::try_from(KNOWN_IDS_PAGE).unwrap_or(usize::MAX) {
+                    return Ok::<(), Error>(());
+                }
+                after = ids.pop();
+            }
+        };
+        match loaded.await {
+            Ok(()) => {
+                filter.loaded();
+                Ok(())
+            }
+            Err(err) => {
+                known.abandon(&filter);
+                Err(err)
+            }
+        }
     }
 
     /// A well-formed key by client id, revoked or not: one indexed lookup,
@@ -458,6 +523,12 @@ impl Wfs {
         }
         .insert(conn)
         .await?;
+        // Announced like any change to a key: every server's filter of existing client
+        // ids (`cache::known_ids`) takes it, so it is read whatever its caller's address
+        // has spent on made-up ids.
+        self.store()
+            .changes()
+            .changed(Topic::Key(client_id.clone()));
         let actor = new.created_by.map(Actor::Admin);
         self.record_key(conn, new.company, AuditAction::ApiKeyCreated, actor, id)
             .await?;
