@@ -111,6 +111,7 @@ impl KnownIds {
     }
 
     /// Forgets the filter (changes may have been missed); the next miss loads another.
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn clear(&self) {
         *lock(&self.filter) = None;
     }

@@ -31,11 +31,10 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 
+mod known_ids;
+
 /// How often `lastUsedAt` is refreshed at most.
 pub const LAST_USED_GRANULARITY: chrono::Duration = chrono::Duration::minutes(1);
-
-/// Client ids read per statement while the known-ids filter loads.
-const KNOWN_IDS_PAGE: u64 = 5_000;
 
 /// A key's state as listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,61 +269,6 @@ impl Wfs {
             return Err(Error::Unauthenticated(AuthFailure::KeyExpired));
         }
         Ok(key.principal)
-    }
-
-    /// Whether the filter of existing client ids holds `client_id` (`None`: no filter
-    /// could be loaded). The first call loads it: a count and one streamed read of the
-    /// ids, never the table in memory (`cache::known_ids`).
-    async fn known_client_ids(&self, client_id: &str) -> Option<bool> {
-        let known = &self.store().changes().caches().known_ids;
-        if !known.is_present()
-            && let Err(err) = self.load_known_ids().await
-        {
-            tracing::warn!(error = %err, "could not load the client ids for the known-ids filter");
-        }
-        known.holds(client_id)
-    }
-
-    async fn load_known_ids(&self) -> Result<()> {
-        use sea_orm::PaginatorTrait;
-        let conn = self.store().conn();
-        let count = api_key::Entity::find().count(conn).await?;
-        let known = &self.store().changes().caches().known_ids;
-        let Some(filter) = known.start_loading(usize::try_from(count).unwrap_or(usize::MAX)) else {
-            return Ok(());
-        };
-        // In pages by the unique index, a few thousand ids at a time.
-        let loaded = async {
-            let mut after: Option<String> = None;
-            loop {
-                let mut page = api_key::Entity::find()
-                    .select_only()
-                    .column(api_key::Column::ClientId)
-                    .order_by_asc(api_key::Column::ClientId)
-                    .limit(KNOWN_IDS_PAGE);
-                if let Some(last) = &after {
-                    page = page.filter(api_key::Column::ClientId.gt(last.as_str()));
-                }
-                let mut ids: Vec<String> = page.into_tuple().all(conn).await?;
-                for id in &ids {
-                    filter.insert(id);
-                }
-                if ids.len() < usize::try_from(KNOWN_IDS_PAGE).unwrap_or(usize::MAX) {
-                    return Ok::<(), Error>(());
-                }
-                after = ids.pop();
-            }
-        };
-        match loaded.await {
-            Ok(()) => {
-                filter.loaded();
-                Ok(())
-            }
-            Err(err) => {
-                known.abandon(&filter);
-                Err(err)
-            }
-        }
     }
 
     /// A well-formed key by client id, revoked or not: one indexed lookup,
