@@ -71,12 +71,14 @@ impl SecretHash {
 
     /// Hex form, as stored.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(self.0)
     }
 
     /// The stored hex form back into a hash; `None` when malformed.
     pub fn from_stored(stored_hex: &str) -> Option<Self> {
-        decode_hex32(stored_hex).map(Self)
+        let mut hash = [0u8; 32];
+        hex::decode_to_slice(stored_hex, &mut hash).ok()?;
+        Some(Self(hash))
     }
 
     /// Compares against the stored hex form in constant time.
@@ -103,20 +105,6 @@ impl fmt::Debug for SecretHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SecretHash(..)")
     }
-}
-
-fn decode_hex32(s: &str) -> Option<[u8; 32]> {
-    let bytes = s.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16)?;
-        let lo = (pair[1] as char).to_digit(16)?;
-        out[i] = (hi * 16 + lo) as u8;
-    }
-    Some(out)
 }
 
 /// The literal addresses a key may be used from; empty means anywhere.

@@ -59,13 +59,7 @@ impl Fingerprint {
         outer.update(path_and_query.as_bytes());
         outer.update(b"\n");
         outer.update(body_hash);
-        Self(
-            outer
-                .finalize()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
-        )
+        Self(hex::encode(outer.finalize()))
     }
 
     /// Hex form, as stored.

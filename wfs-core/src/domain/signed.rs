@@ -88,13 +88,7 @@ impl Pseudonyms {
         mac.update(&[0]);
         mac.update(value.as_bytes());
         let tag = mac.finalize().into_bytes();
-        tag[..16]
-            .iter()
-            .fold(String::with_capacity(32), |mut hex, b| {
-                use std::fmt::Write as _;
-                let _ = write!(hex, "{b:02x}");
-                hex
-            })
+        hex::encode(&tag[..16])
     }
 }
 

@@ -56,7 +56,7 @@ struct File {
 impl File {
     fn new(name: &'static str, body: Bytes) -> Self {
         let digest = Sha256::digest(&body);
-        let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let hash = hex::encode(&digest[..8]);
         let etag = HeaderValue::from_str(&format!("\"{hash}\""))
             .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
         Self {
