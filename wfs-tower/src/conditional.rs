@@ -47,33 +47,44 @@ impl Listed {
 /// `entity-tag *( OWS "," OWS entity-tag )`; members that are not entity tags are
 /// skipped (they can match nothing).
 fn parse_list(line: &str) -> Vec<EntityTag> {
-    let mut tags = Vec::new();
+    tags_in(line)
+        .map(|(weak, opaque)| EntityTag::from_parts(weak, opaque))
+        .collect()
+}
+
+/// The entity tags of one list line, `(weak, opaque)`, in order, read in place: the
+/// one reading of a list, for `If-Match` and `If-None-Match` alike (an opaque part may
+/// hold a `,`, so a list is never split on commas).
+fn tags_in(line: &str) -> impl Iterator<Item = (bool, &str)> {
     let mut rest = line;
-    loop {
-        rest = rest.trim_start_matches([' ', '\t', ',']);
-        if rest.is_empty() {
-            return tags;
+    std::iter::from_fn(move || {
+        loop {
+            rest = rest.trim_start_matches([' ', '\t', ',']);
+            if rest.is_empty() {
+                return None;
+            }
+            let (weak, quoted) = match rest.strip_prefix("W/") {
+                Some(quoted) => (true, quoted),
+                None => (false, rest),
+            };
+            let Some(inner) = quoted.strip_prefix('"') else {
+                // Not a tag: skip to the next comma.
+                rest = rest.split_once(',').map_or("", |(_, after)| after);
+                continue;
+            };
+            let Some((opaque, after)) = inner.split_once('"') else {
+                rest = "";
+                return None;
+            };
+            rest = after;
+            if opaque
+                .bytes()
+                .all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
+            {
+                return Some((weak, opaque));
+            }
         }
-        let (weak, quoted) = match rest.strip_prefix("W/") {
-            Some(quoted) => (true, quoted),
-            None => (false, rest),
-        };
-        let Some(inner) = quoted.strip_prefix('"') else {
-            // Not a tag: skip to the next comma.
-            rest = rest.split_once(',').map_or("", |(_, after)| after);
-            continue;
-        };
-        let Some((opaque, after)) = inner.split_once('"') else {
-            return tags;
-        };
-        if opaque
-            .bytes()
-            .all(|b| b == 0x21 || (0x23..=0x7e).contains(&b) || b >= 0x80)
-        {
-            tags.push(EntityTag::from_parts(weak, opaque));
-        }
-        rest = after;
-    }
+    })
 }
 
 /// A successful read's answer with its `ETag` (the handler's own, or the strong tag of
@@ -123,7 +134,7 @@ fn names_weakly(headers: &HeaderMap, tag: &str) -> bool {
         let Ok(line) = line.to_str() else {
             return false;
         };
-        line.trim() == "*" || line.split(',').any(|member| opaque(member) == Some(tag))
+        line.trim() == "*" || tags_in(line).any(|(_, opaque)| opaque == tag)
     })
 }
 
@@ -204,6 +215,25 @@ mod tests {
         star.insert(header::IF_MATCH, HeaderValue::from_static("*"));
         assert_eq!(Listed::of(&star, header::IF_MATCH), Some(Listed::Any));
         assert_eq!(Listed::of(&HeaderMap::new(), header::IF_MATCH), None);
+    }
+
+    #[test]
+    fn both_conditions_read_a_list_alike_whatever_commas_the_tags_hold() {
+        // `"a,"` is one tag, then `b"` is not one, then `"c"`: no `b` in this list.
+        let mut headers = HeaderMap::new();
+        headers.append(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_static("\"a,\"b\",\"c\""),
+        );
+        assert!(!names_weakly(&headers, "b"));
+        assert!(names_weakly(&headers, "a,"));
+        assert!(names_weakly(&headers, "c"));
+        let listed = Listed::of(&headers, header::IF_NONE_MATCH).unwrap();
+        let Listed::Tags(tags) = listed else {
+            panic!("a list")
+        };
+        let opaques: Vec<&str> = tags.iter().map(EntityTag::opaque).collect();
+        assert_eq!(opaques, ["a,", "c"]);
     }
 
     #[test]
