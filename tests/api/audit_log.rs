@@ -650,22 +650,7 @@ async fn restoring_an_admin_is_recorded_with_the_user_it_restored() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;
     let email = format!("restored-{}@acme.test", uuid::Uuid::new_v4().simple());
-    let tx = app.wfs.begin().await.unwrap();
-    let restored = app
-        .wfs
-        .restore_admin(
-            &tx,
-            acme.id.parse().unwrap(),
-            wfs_core::service::accounts::RestoredAdminInput {
-                email,
-                password: PASSWORD.into(),
-                first_name: "Re".into(),
-                last_name: "Stored".into(),
-            },
-        )
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let restored = app.restore_admin(&acme, &email).await;
 
     let entries = of(&app, &acme, "admin.restored").await;
     assert_eq!(entries.len(), 1, "{entries:?}");

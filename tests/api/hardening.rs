@@ -17,7 +17,6 @@ use std::task::{Context, Poll};
 use tower::ServiceExt;
 use wfs_core::persistence::entity::{job_role, membership, skill_set, user};
 use wfs_core::sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
-use wfs_core::service::accounts::RestoredAdminInput;
 use wfs_tower::{Config, WfsService};
 
 const ROLES: &str = "/external/v1/job-roles";
@@ -619,22 +618,7 @@ async fn restore_admin_reactivates_a_deactivated_admin_who_can_then_sign_in() {
 
 /// `Wfs::restore_admin` for `email` in the scene's company; its membership id.
 async fn restore_admin(app: &TestApp, s: &Scene, email: &str) -> String {
-    let tx = app.wfs.begin().await.unwrap();
-    let restored = app
-        .wfs
-        .restore_admin(
-            &tx,
-            s.company.id.parse().unwrap(),
-            RestoredAdminInput {
-                email: email.into(),
-                password: PASSWORD.into(),
-                first_name: "Second".into(),
-                last_name: "Admin".into(),
-            },
-        )
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    let restored = app.restore_admin(&s.company, email).await;
     restored.membership_id.to_string()
 }
 

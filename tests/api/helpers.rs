@@ -259,6 +259,32 @@ impl TestApp {
 
     /// A second server beside this one: its own facade and service (its own caches,
     /// limits and throttle in memory) over the same database, with `config`.
+    /// `restore-admin` for `company` (`Wfs::restore_admin`, committed): the user with
+    /// `email` becomes an active super admin with [`PASSWORD`].
+    pub async fn restore_admin(
+        &self,
+        company: &Company,
+        email: &str,
+    ) -> wfs_core::service::accounts::RestoredAdmin {
+        let tx = self.wfs.begin().await.unwrap();
+        let restored = self
+            .wfs
+            .restore_admin(
+                &tx,
+                company.id.parse().unwrap(),
+                wfs_core::service::accounts::RestoredAdminInput {
+                    email: email.into(),
+                    password: PASSWORD.into(),
+                    first_name: "Restored".into(),
+                    last_name: "Admin".into(),
+                },
+            )
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        restored
+    }
+
     pub fn second_server(&self, config: Config) -> TestApp {
         let wfs = Wfs::new(self.wfs.store().clone(), SECRET)
             .unwrap()

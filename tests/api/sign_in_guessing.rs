@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use wfs_core::persistence::entity::{outbox, user};
 use wfs_core::sea_orm::sea_query::Expr;
 use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use wfs_core::service::accounts::RestoredAdminInput;
 use wfs_core::service::auth::KIND_SIGN_IN_LOCKED_EMAIL;
 use wfs_core::service::throttle::{CONSECUTIVE_FAILURES_MAX, LOGIN_FAILURES, TURNS_WAITING};
 
@@ -206,21 +205,7 @@ async fn past_the_ceiling_of_wrong_passwords_only_an_address_they_did_not_come_f
 
     // restore-admin is the other way back.
     set_failures(&app, &acme, CONSECUTIVE_FAILURES_MAX + 5).await;
-    let tx = app.wfs.begin().await.unwrap();
-    app.wfs
-        .restore_admin(
-            &tx,
-            acme.id.parse().unwrap(),
-            RestoredAdminInput {
-                email: acme.email.clone(),
-                password: PASSWORD.into(),
-                first_name: String::new(),
-                last_name: String::new(),
-            },
-        )
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+    app.restore_admin(&acme, &acme.email).await;
     assert_eq!(admin(&app, &acme).await.sign_in_failures, 0);
 }
 

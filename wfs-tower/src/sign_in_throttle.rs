@@ -276,12 +276,9 @@ impl SignInLimits for SharedSignInThrottle {
                         .await
                 })
                 .await;
-            match shared {
-                Some(found) => {
-                    found > 0 || self.local.failed_from_at(login, address, Instant::now())
-                }
-                None => self.local.failed_from_at(login, address, Instant::now()),
-            }
+            // Failures counted here while Redis did not answer count too.
+            shared.is_some_and(|found| found > 0)
+                || self.local.failed_from_at(login, address, Instant::now())
         })
     }
 
