@@ -66,11 +66,12 @@ impl MigratorTrait for PreviousRelease {
     }
 }
 
-/// A fresh PostgreSQL database, as its URL.
-async fn fresh_postgres() -> String {
+/// A fresh PostgreSQL database: its URL, and the database (dropped when the test ends).
+async fn fresh_postgres() -> (String, TestDatabase) {
     let admin = std::env::var("WFS_TEST_DATABASE_URL")
         .expect("this test needs PostgreSQL: set WFS_TEST_DATABASE_URL");
-    fresh_postgres_database(&admin).await
+    let db = TestDatabase::postgres(&admin, "sharing").await;
+    (db.url().to_owned(), db)
 }
 
 fn wfs_options(url: &str) -> StoreOptions {
@@ -167,7 +168,7 @@ async fn assert_wfs_in_its_schema(conn: &impl ConnectionTrait) {
 async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever_migrates_first() {
     for wfs_first in [false, true] {
         // Arrange
-        let url = fresh_postgres().await;
+        let (url, _db) = fresh_postgres().await;
         let host = Database::connect(&url).await.unwrap();
 
         // Act: each start migrates both, in this order; three starts.
@@ -212,7 +213,7 @@ async fn wfs_and_a_host_with_tables_of_the_same_names_share_a_database_whichever
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn wfs_runs_on_the_hosts_pool_and_the_hosts_queries_still_see_the_hosts_tables() {
     // Arrange: the host's one pool, its tables and a user of its own.
-    let url = fresh_postgres().await;
+    let (url, _db) = fresh_postgres().await;
     let mut opts = wfs_core::sea_orm::ConnectOptions::new(url.clone());
     opts.max_connections(3).sqlx_logging(false);
     let host = Database::connect(opts).await.unwrap();
@@ -550,7 +551,7 @@ async fn previous_release(url: &str) -> (Key, Vec<Value>) {
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_postgres_database_of_the_previous_release_moves_into_the_schema_without_loss() {
     // Arrange
-    let url = fresh_postgres().await;
+    let (url, _db) = fresh_postgres().await;
     let (key, before) = previous_release(&url).await;
     let host = Database::connect(&url).await.unwrap();
     let rows_before = row_counts(&host, "public").await;
@@ -584,14 +585,8 @@ async fn a_postgres_database_of_the_previous_release_moves_into_the_schema_witho
 async fn a_database_of_the_previous_release_without_a_schema_keeps_its_tables_and_moves_its_bookkeeping()
  {
     // Arrange
-    let (url, _dir) = match std::env::var("WFS_TEST_DATABASE_URL") {
-        Ok(_) => (fresh_postgres().await, None),
-        Err(_) => {
-            let dir = tempfile::tempdir().unwrap();
-            let url = format!("sqlite://{}?mode=rwc", dir.path().join("old.db").display());
-            (url, Some(dir))
-        }
-    };
+    let db = TestDatabase::fresh("old").await;
+    let url = db.url().to_owned();
     let (key, before) = previous_release(&url).await;
 
     // Act

@@ -8,10 +8,10 @@ use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use tower::ServiceExt;
-use wfs_core::sea_orm::{ConnectionTrait, Database};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::webhooks::WebhookSettings;
 use wfs_core::{FixedClock, Store, StoreOptions, Wfs};
+pub use wfs_test_support::TestDatabase;
 use wfs_tower::{Config, PeerAddr, WfsService};
 
 pub const SECRET: &[u8] = b"test-secret-test-secret-test-secret!!";
@@ -42,7 +42,8 @@ pub struct TestApp {
     pub svc: WfsService,
     pub wfs: Wfs,
     pub clock: FixedClock,
-    _dir: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// The database the app was spawned on, dropped with the app's last clone.
+    _db: Option<std::sync::Arc<TestDatabase>>,
 }
 
 #[derive(Debug)]
@@ -219,15 +220,8 @@ impl TestApp {
 
     /// A TestApp whose core `customise` adjusts after the clock is pinned.
     pub async fn spawn_custom(config: Config, customise: impl FnOnce(Wfs) -> Wfs) -> TestApp {
-        let (url, dir) = match std::env::var("WFS_TEST_DATABASE_URL") {
-            Ok(admin_url) => (fresh_postgres_database(&admin_url).await, None),
-            Err(_) => {
-                let dir = tempfile::tempdir().unwrap();
-                let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
-                (url, Some(std::sync::Arc::new(dir)))
-            }
-        };
-        let mut options = StoreOptions::new(url);
+        let db = TestDatabase::fresh("t").await;
+        let mut options = StoreOptions::new(db.url());
         options.max_connections = 8;
         options.acquire_timeout = TEST_ACQUIRE_TIMEOUT;
         options.schema = test_schema();
@@ -240,7 +234,7 @@ impl TestApp {
             svc,
             wfs,
             clock,
-            _dir: dir,
+            _db: Some(std::sync::Arc::new(db)),
         }
     }
 
@@ -253,7 +247,7 @@ impl TestApp {
             svc: WfsService::with_config(wfs.clone(), Config::default()),
             wfs,
             clock,
-            _dir: None,
+            _db: None,
         }
     }
 
@@ -293,7 +287,7 @@ impl TestApp {
             svc: WfsService::with_config(wfs.clone(), config),
             wfs,
             clock: self.clock.clone(),
-            _dir: self._dir.clone(),
+            _db: self._db.clone(),
         }
     }
 
@@ -482,23 +476,6 @@ impl TestApp {
 pub fn test_schema() -> Option<String> {
     std::env::var("WFS_TEST_DATABASE_URL").ok()?;
     std::env::var("WFS_TEST_DATABASE_SCHEMA").ok()
-}
-
-/// Creates an empty database next to the one `admin_url` names; returns its URL.
-pub async fn fresh_postgres_database(admin_url: &str) -> String {
-    let name = format!("wfs_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(admin_url)
-        .await
-        .expect("connect to WFS_TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create test database");
-    admin.close().await.ok();
-    let (base, _) = admin_url
-        .rsplit_once('/')
-        .expect("database URL with a path");
-    format!("{base}/{name}")
 }
 
 /// Seeds through the store what other routes would create, so a suite depends only

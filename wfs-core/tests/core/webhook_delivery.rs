@@ -17,7 +17,6 @@ use wfs_core::EventType;
 use wfs_core::domain::shift::Capacity;
 use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::domain::webhook::{DeliveryStatus, DisabledReason, RetrySchedule};
-use wfs_core::sea_orm::{ConnectionTrait, Database};
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::job_roles::{JobRolePatch, NewJobRole};
 use wfs_core::service::locations::{LocationPatch, NewLocation};
@@ -31,6 +30,7 @@ use wfs_core::{
     CompanyId, Error, Field, FixedClock, JobRoleId, Ref, Store, StoreOptions, WebhookEndpointId,
     Wfs,
 };
+use wfs_test_support::TestDatabase;
 
 /// Verifies the signature as a receiver would, with the crate's own verifier.
 impl Received {
@@ -66,35 +66,19 @@ macro_rules! eventually {
 // The database and the facade
 // ---------------------------------------------------------------------------------
 
-/// A fresh, migrated database.
-pub(crate) struct Db {
-    url: String,
-    _dir: Option<tempfile::TempDir>,
-}
+/// A fresh, migrated database (dropped when the test ends).
+pub(crate) struct Db(TestDatabase);
 
 impl Db {
     pub(crate) async fn fresh() -> Db {
-        let db = match std::env::var("WFS_TEST_DATABASE_URL") {
-            Ok(admin_url) => Db {
-                url: fresh_postgres_database(&admin_url).await,
-                _dir: None,
-            },
-            Err(_) => {
-                let dir = tempfile::tempdir().unwrap();
-                let url = format!("sqlite://{}?mode=rwc", dir.path().join("wfs.db").display());
-                Db {
-                    url,
-                    _dir: Some(dir),
-                }
-            }
-        };
+        let db = Db(TestDatabase::fresh("t").await);
         let store = db.store().await;
         store.migrate().await.expect("migrate");
         db
     }
 
     async fn store(&self) -> Store {
-        let mut options = StoreOptions::new(self.url.clone());
+        let mut options = StoreOptions::new(self.0.url());
         options.max_connections = 8;
         // A fresh file waits on fsync; a slow CI disk must not fail the test.
         options.acquire_timeout = std::time::Duration::from_secs(30);
@@ -108,23 +92,6 @@ impl Db {
             .unwrap()
             .with_webhook_settings(settings)
     }
-}
-
-/// Creates an empty database next to the one `admin_url` names; answers its URL.
-async fn fresh_postgres_database(admin_url: &str) -> String {
-    let name = format!("wfs_t_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(admin_url)
-        .await
-        .expect("connect to WFS_TEST_DATABASE_URL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create test database");
-    admin.close().await.ok();
-    let (base, _) = admin_url
-        .rsplit_once('/')
-        .expect("database URL with a path");
-    format!("{base}/{name}")
 }
 
 /// Loopback receivers, a short retry schedule.

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Output, Stdio};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
+use wfs_test_support::TestDatabase;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_wfs-server");
 /// The servers' `WFS_JWT_SECRET`: no test depends on its value, only on its length.
@@ -30,21 +31,6 @@ pub fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
-/// Creates an empty database `wfs_<tag>_<random>` next to the one `admin_url` names
-/// (the tag says which test module left it behind); returns its URL.
-pub async fn postgres_database(admin_url: &str, tag: &str) -> String {
-    use wfs_core::sea_orm::{ConnectionTrait, Database};
-    let name = format!("wfs_{tag}_{}", random_hex());
-    let admin = Database::connect(admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    admin.close().await.ok();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
-}
-
 /// The PostgreSQL cluster of `WFS_TEST_DATABASE_URL` as the tests of this process share
 /// it: a test that uses the cluster holds a [`ClusterShare`] while it runs, and the
 /// outage test (`faults`), which stops and restarts the cluster, holds
@@ -52,12 +38,21 @@ pub async fn postgres_database(admin_url: &str, tag: &str) -> String {
 /// their own they were kept apart by cargo running one binary at a time.)
 static CLUSTER: LazyLock<Arc<tokio::sync::RwLock<()>>> = LazyLock::new(Arc::default);
 
-/// A test's share of the cluster (see [`CLUSTER`]): keep it until the test ends.
-pub type ClusterShare = tokio::sync::OwnedRwLockReadGuard<()>;
+/// A test's share of the cluster (see [`CLUSTER`]), with the database the test owns
+/// there: keep it until the test ends. The database goes first (fields drop in order),
+/// so the outage test never stops the cluster under a drop.
+#[derive(Debug)]
+pub struct ClusterShare {
+    _db: Option<TestDatabase>,
+    _share: tokio::sync::OwnedRwLockReadGuard<()>,
+}
 
 /// Waits until the outage test, if it runs, is done with the cluster.
 pub async fn cluster_share() -> ClusterShare {
-    CLUSTER.clone().read_owned().await
+    ClusterShare {
+        _db: None,
+        _share: CLUSTER.clone().read_owned().await,
+    }
 }
 
 /// Waits until no other test uses the cluster, and keeps them off it until dropped.
@@ -70,14 +65,27 @@ pub async fn cluster_alone() -> tokio::sync::OwnedRwLockWriteGuard<()> {
 /// `dir` (WAL: several server processes on one file are fine). With it the test's
 /// [`ClusterShare`], held on SQLite too (it costs nothing there): keep it to the end.
 pub async fn database(dir: &tempfile::TempDir, tag: &str) -> (String, ClusterShare) {
-    let share = cluster_share().await;
-    let url = match std::env::var("WFS_TEST_DATABASE_URL") {
+    match std::env::var("WFS_TEST_DATABASE_URL") {
         Ok(admin_url) => postgres_database(&admin_url, tag).await,
-        Err(_) => sqlite_url(dir),
-    };
-    (url, share)
+        Err(_) => (sqlite_url(dir), cluster_share().await),
+    }
 }
 
+/// A new PostgreSQL database `wfs_<tag>_<random>` in the cluster of `admin_url` (the
+/// tag says which test module left it behind if a run is killed): its URL, and the
+/// test's share of the cluster, which owns it.
+pub async fn postgres_database(admin_url: &str, tag: &str) -> (String, ClusterShare) {
+    let share = CLUSTER.clone().read_owned().await;
+    let db = TestDatabase::postgres(admin_url, tag).await;
+    let url = db.url().to_owned();
+    (
+        url,
+        ClusterShare {
+            _db: Some(db),
+            _share: share,
+        },
+    )
+}
 /// `create-admin` of the company "Acme Care" for `email` with [`PASSWORD`] and `extra`
 /// flags: its output, whether it succeeded or not.
 pub fn run_create_admin(url: &str, email: &str, extra: &[&str]) -> Output {

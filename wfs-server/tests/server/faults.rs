@@ -836,7 +836,8 @@ async fn a_postgres_outage_answers_503_with_retry_after_and_loses_no_acknowledge
     let _alone = common::cluster_alone().await;
     let cluster = Cluster::from_env().unwrap_or_else(|why| panic!("no cluster to stop: {why}"));
     let _restart = RestartOnDrop(cluster.clone());
-    let url = common::postgres_database(&cluster.admin_url, "faults").await;
+    let db = wfs_test_support::TestDatabase::postgres(&cluster.admin_url, "faults").await;
+    let url = db.url().to_owned();
     create_admin(&url);
     let server = Server::serve(&url).start();
     let http = reqwest::Client::new();

@@ -15,10 +15,9 @@ const PROPAGATION_BOUND: Duration = Duration::from_millis(100);
 /// A fresh database with the admin in the cluster of `WFS_TEST_DATABASE_URL`, and the
 /// test's share of the cluster (keep it to the end).
 async fn postgres_database() -> (String, common::ClusterShare) {
-    let share = common::cluster_share().await;
     let admin_url = std::env::var("WFS_TEST_DATABASE_URL")
         .expect("WFS_TEST_DATABASE_URL names the PostgreSQL cluster to test on");
-    let url = common::postgres_database(&admin_url, "scale").await;
+    let (url, share) = common::postgres_database(&admin_url, "scale").await;
     common::create_admin(&url);
     (url, share)
 }
