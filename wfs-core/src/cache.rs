@@ -14,7 +14,7 @@ use crate::domain::credentials::SecretHash;
 use crate::event::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::principal::KeyPrincipal;
-use crate::resource::JobRole;
+use crate::resource::{JobRole, Listed};
 use chrono::{DateTime, Utc};
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -53,7 +53,7 @@ pub(crate) struct Caches {
     /// Every client id that exists (a Bloom filter): an id it holds is read whatever
     /// the caller's address has spent on made-up ids.
     pub(crate) known_ids: KnownIds,
-    pub(crate) job_roles: ReadCache<CompanyId, Arc<[JobRole]>>,
+    pub(crate) job_roles: ReadCache<CompanyId, Arc<Listed<JobRole>>>,
     /// Each company's enabled webhook endpoints and what they subscribe to, read by
     /// every write that emits an event (see `Wfs::emit`).
     pub(crate) endpoints: ReadCache<CompanyId, Arc<[(WebhookEndpointId, Subscription)]>>,

@@ -11,7 +11,7 @@
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::Route;
+use crate::handlers::{Audit, Route};
 use crate::reply::Reply;
 use http::StatusCode;
 use http::request::Parts;
@@ -27,8 +27,8 @@ pub(crate) struct Trail {
     /// The caller's company, for `api.write`; `None` on a public route (sign-in),
     /// which records only what its operation does.
     company: Option<CompanyId>,
-    /// The kind of resource the route is about, and the id its path names.
-    target: Option<(&'static str, Option<String>)>,
+    /// What the route's entry says its audit entry names, and the id its path names.
+    target: Option<(Audit, Option<String>)>,
     /// Written (or deliberately not, for a replay): nothing more to do.
     settled: AtomicBool,
     /// The answer refused something that is no act (a body that is not JSON): no
@@ -70,14 +70,12 @@ impl Trail {
         Self {
             scope: AuditScope::new(facts, actor),
             company,
-            target: target_kind(&route.path).map(|kind| {
-                let id = if kind == "webhook_delivery" {
-                    ids.1
-                } else {
-                    ids.0
-                };
-                (kind, id.map(str::to_owned))
-            }),
+            target: match route.facts.audit {
+                Audit::Nothing => None,
+                audit @ Audit::Id(_) => Some((audit, ids.0.map(str::to_owned))),
+                audit @ Audit::SubId(_) => Some((audit, ids.1.map(str::to_owned))),
+                audit @ Audit::Created(_) => Some((audit, None)),
+            },
             settled: AtomicBool::new(false),
             no_act: AtomicBool::new(false),
         }
@@ -94,16 +92,16 @@ impl Trail {
         &self.scope
     }
 
-    /// Writes what the request recorded, and its `api.write`, into `tx` with the answer's status; `body` is the answer's, read for the id
-    /// of a created resource.
+    /// Writes what the request recorded, and its `api.write`, into `tx` with the
+    /// answer's status; `created` is the id of the resource the answer created.
     pub(crate) async fn write_in(
         &self,
         wfs: &Wfs,
         tx: &wfs_core::WriteTx,
         status: StatusCode,
-        body: Option<&[u8]>,
+        created: Option<&str>,
     ) -> wfs_core::Result<()> {
-        let extra = self.api_write(status, body);
+        let extra = self.api_write(status, created);
         wfs.write_audit(tx, &self.scope, status.as_u16(), extra)
             .await?;
         self.settled.store(true, Ordering::Relaxed);
@@ -130,8 +128,8 @@ impl Trail {
         answer: &Result<Reply, ApiError>,
     ) -> impl std::future::Future<Output = ()> + Send + 'a {
         // The answer is read now: it may hold a streamed body, which is not `Sync`.
-        let (status, body) = match answer {
-            Ok(reply) => (reply.status, Some(reply.body.clone())),
+        let (status, created) = match answer {
+            Ok(reply) => (reply.status, reply.created.clone()),
             Err(err) => {
                 if !err.is_act() {
                     self.not_an_act();
@@ -139,10 +137,10 @@ impl Trail {
                 (err.status(), None)
             }
         };
-        self.settle_with(wfs, status, body)
+        self.settle_with(wfs, status, created)
     }
 
-    async fn settle_with(&self, wfs: &Wfs, status: StatusCode, body: Option<bytes::Bytes>) {
+    async fn settle_with(&self, wfs: &Wfs, status: StatusCode, created: Option<String>) {
         if self.settled.swap(true, Ordering::Relaxed) {
             return;
         }
@@ -152,13 +150,13 @@ impl Trail {
         if status.is_client_error() && self.company.is_some() {
             // A refused write changed nothing: tallied, one entry per actor, route,
             // status and minute (`wfs_core::service::audit` "tally").
-            let extra = self.api_write(status, body.as_deref());
+            let extra = self.api_write(status, created.as_deref());
             wfs.record_refused_write(&self.scope, status.as_u16(), extra);
             return;
         }
         let written = async {
             let tx = wfs.begin().await?;
-            self.write_in(wfs, &tx, status, body.as_deref()).await?;
+            self.write_in(wfs, &tx, status, created.as_deref()).await?;
             tx.commit().await
         };
         if let Err(err) = written.await {
@@ -166,22 +164,24 @@ impl Trail {
         }
     }
 
-    /// The `api.write` entry of an answer with `status`, for an authenticated caller.
+    /// The `api.write` entry of an answer with `status`, for an authenticated caller;
+    /// `created` is the id of the resource the answer created.
     pub(crate) fn api_write(
         &self,
         status: StatusCode,
-        body: Option<&[u8]>,
+        created: Option<&str>,
     ) -> Option<(CompanyId, AuditAction, Option<Target>)> {
         if self.no_act.load(Ordering::Relaxed) {
             return None;
         }
         let company = self.company?;
-        let target = self.target.as_ref().and_then(|(kind, id)| {
-            let id = match id {
-                Some(id) => Some(id.clone()),
-                // A creation names its new resource in its answer.
-                None if status == StatusCode::CREATED => body.and_then(created_id),
-                None => None,
+        let target = self.target.as_ref().and_then(|(audit, id)| {
+            let (Audit::Id(kind) | Audit::SubId(kind) | Audit::Created(kind)) = *audit else {
+                return None;
+            };
+            let id = match audit {
+                Audit::Created(_) if status == StatusCode::CREATED => created.map(str::to_owned),
+                _ => id.clone(),
             };
             id.map(|id| Target::new(kind, id))
         });
@@ -189,74 +189,26 @@ impl Trail {
     }
 }
 
-/// The `id` of a created resource's answer.
-fn created_id(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Created {
-        id: Option<String>,
-    }
-    serde_json::from_slice::<Created>(body).ok()?.id
-}
-
-/// The kind of resource a route's path is about (its `{id}` is one of these).
-fn target_kind(path: &str) -> Option<&'static str> {
-    let rest = path.strip_prefix("/external/v1/")?;
-    let kind = if rest.starts_with("auth/keys") {
-        "api_key"
-    } else if rest.contains("/deliveries/") {
-        "webhook_delivery"
-    } else if rest.starts_with("webhooks/endpoints") {
-        "webhook_endpoint"
-    } else if rest.starts_with("job-roles") {
-        "job_role"
-    } else if rest.starts_with("locations") {
-        "location"
-    } else if rest.starts_with("staff/bulk") {
-        return None;
-    } else if rest.starts_with("staff") {
-        "staff_member"
-    } else if rest.starts_with("shifts/slots") {
-        "shift_slot"
-    } else if rest.starts_with("shifts") {
-        "shift"
-    } else {
-        return None;
-    };
-    Some(kind)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every write's entry names what its audit entry is about; a creation's target
+    /// comes from its handler, a path's from the parameter the entry names.
     #[test]
-    fn every_writing_route_names_its_kind_of_resource() {
+    fn every_writing_route_says_what_its_audit_entry_names() {
         for route in crate::handlers::routes().filter(|r| r.writes()) {
-            let kind = target_kind(&route.path);
-            if route.path.ends_with("/staff/bulk") {
-                assert_eq!(kind, None, "a bulk write has no one target");
-            } else {
-                assert!(kind.is_some(), "{} names no resource kind", route.path);
+            let params = route.path.matches('{').count();
+            match route.facts.audit {
+                Audit::Nothing => assert!(
+                    matches!(route.operation_id, "bulk_create_staff" | "book_shift"),
+                    "{} names no target",
+                    route.operation_id
+                ),
+                Audit::Id(_) => assert!(params >= 1, "{}", route.operation_id),
+                Audit::SubId(_) => assert_eq!(params, 2, "{}", route.operation_id),
+                Audit::Created(_) => assert_eq!(params, 0, "{}", route.operation_id),
             }
         }
-        assert_eq!(
-            target_kind("/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry"),
-            Some("webhook_delivery")
-        );
-        assert_eq!(target_kind("/external/v1/shifts/slots"), Some("shift_slot"));
-        assert_eq!(
-            target_kind("/external/v1/staff/{membershipId}"),
-            Some("staff_member")
-        );
-    }
-
-    #[test]
-    fn a_created_resource_is_named_by_its_answer() {
-        assert_eq!(
-            created_id(br#"{"id":"abc","title":"x"}"#).as_deref(),
-            Some("abc")
-        );
-        assert_eq!(created_id(br#"{"ok":[]}"#), None);
-        assert_eq!(created_id(b"not json"), None);
     }
 }

@@ -181,9 +181,23 @@ impl Drop for Slot<'_> {
     }
 }
 
+/// Whether a query string asks to be held (has a `wait` parameter): by name, so
+/// `nowait=1` or a value holding `wait=` does not count.
+pub(crate) fn asks_to_wait(query: &str) -> bool {
+    form_urlencoded::parse(query.as_bytes()).any(|(name, _)| name == "wait")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_wait_parameter_asks_to_be_held() {
+        assert!(asks_to_wait("limit=5&wait=30"));
+        assert!(asks_to_wait("wait"));
+        assert!(!asks_to_wait("nowait=1"));
+        assert!(!asks_to_wait("cursor=wait%3D1&limit=5"));
+    }
 
     fn caps(per_key: usize, per_company: usize, per_address: usize, total: usize) -> Caps {
         Caps {

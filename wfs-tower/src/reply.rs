@@ -23,6 +23,9 @@ pub(crate) struct Reply {
     pub(crate) stored_body: Option<Bytes>,
     /// A body produced as it is sent, instead of `body` (never stored or tagged).
     pub(crate) stream: Option<ResponseBody>,
+    /// The id of the resource the request created, for its audit entry (a route
+    /// whose facts say `Audit::Created`).
+    pub(crate) created: Option<String>,
 }
 
 impl Reply {
@@ -34,6 +37,7 @@ impl Reply {
             headers: Vec::new(),
             body: Bytes::from(body),
             stored_body: None,
+            created: None,
             stream: None,
         })
     }
@@ -54,6 +58,7 @@ impl Reply {
             headers: Vec::new(),
             body: Bytes::from(body),
             stored_body: None,
+            created: None,
             stream: None,
         })
     }
@@ -65,6 +70,7 @@ impl Reply {
             headers: Vec::new(),
             body,
             stored_body: None,
+            created: None,
             stream: None,
         }
     }
@@ -76,6 +82,7 @@ impl Reply {
             headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
             body: Bytes::new(),
             stored_body: None,
+            created: None,
             stream: Some(body),
         }
     }
@@ -86,6 +93,12 @@ impl Reply {
             serde_json::to_vec(redacted).map_err(ApiError::internal)?,
         ));
         Ok(self)
+    }
+
+    /// Names the resource the request created, for the audit trail.
+    pub(crate) fn created(mut self, id: impl ToString) -> Self {
+        self.created = Some(id.to_string());
+        self
     }
 
     /// Adds the `ETag` of the resource the answer is about.
@@ -138,6 +151,7 @@ impl Reply {
                 .collect(),
             body: Bytes::from(stored.body),
             stored_body: None,
+            created: None,
             stream: None,
         }
     }
@@ -158,6 +172,7 @@ impl Reply {
             headers,
             body,
             stored_body: None,
+            created: None,
             stream: None,
         }
     }

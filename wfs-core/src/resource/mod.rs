@@ -14,6 +14,7 @@
 //! a patch sets), so the operations in `service` name no field.
 
 pub mod job_role;
+pub mod listed;
 pub mod location;
 pub mod schedule;
 pub mod shift;
@@ -23,6 +24,7 @@ pub mod tag;
 pub mod workforce;
 
 pub use job_role::JobRole;
+pub use listed::Listed;
 pub use location::{CreatedLocation, Location};
 pub use staff::StaffMember;
 pub use tag::EntityTag;

@@ -3,29 +3,16 @@
 //! "only if it has not changed" (`If-Match`).
 //!
 //! A tag is the first 128 bits of the SHA-256 of the representation's JSON, base64url:
-//! it changes whenever a byte of the representation would. A few fields only say when
-//! an answer was computed (`supply_status_as_of`, the now the default window starts
-//! at); they skip themselves while a tag is computed (`computing`), so answers that
-//! differ only there share a tag.
+//! it changes whenever a byte of the representation would. A resource with a field
+//! that only says when its answer was computed (a workforce resource's
+//! `supply_status_as_of`) tags what it shows without that field (`WorkforceItem::tag`),
+//! so answers that differ only there share a tag.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::cell::Cell;
 use std::fmt;
-
-thread_local! {
-    /// Whether this thread is serialising a representation for its tag.
-    static COMPUTING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// `skip_serializing_if` of the fields that only say when an answer was computed:
-/// true while a tag is computed. (Serialisation is synchronous, so a thread-local flag
-/// cannot leak into another answer.)
-pub(crate) fn computing<T>(_: &T) -> bool {
-    COMPUTING.with(Cell::get)
-}
 
 /// An entity tag.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -102,13 +89,11 @@ impl fmt::Display for EntityTag {
 /// 128 bits of SHA-256 over the parts, base64url (22 characters).
 fn digest(parts: &[&dyn erased::Part]) -> String {
     let mut hasher = Sha256::new();
-    COMPUTING.with(|c| c.set(true));
     for part in parts {
         part.feed(&mut hasher);
         // A separator no JSON value ends with, so parts cannot run into each other.
         hasher.update([0xff]);
     }
-    COMPUTING.with(|c| c.set(false));
     URL_SAFE_NO_PAD.encode(&hasher.finalize()[..16])
 }
 
@@ -163,38 +148,15 @@ pub(crate) mod erased {
 mod tests {
     use super::*;
 
-    #[derive(Serialize)]
-    struct Answer {
-        name: &'static str,
-        #[serde(skip_serializing_if = "computing")]
-        as_of: &'static str,
-    }
-
     #[test]
-    fn a_tag_follows_the_representation_but_not_when_it_was_computed() {
-        let one = EntityTag::strong(&Answer {
-            name: "North",
-            as_of: "09:30",
-        });
-        let later = EntityTag::strong(&Answer {
-            name: "North",
-            as_of: "09:31",
-        });
-        let renamed = EntityTag::strong(&Answer {
-            name: "South",
-            as_of: "09:30",
-        });
-        assert_eq!(one, later);
+    fn a_tag_follows_every_byte_of_the_representation() {
+        let one = EntityTag::strong(&serde_json::json!({"name": "North"}));
+        let again = EntityTag::strong(&serde_json::json!({"name": "North"}));
+        let renamed = EntityTag::strong(&serde_json::json!({"name": "South"}));
+        assert_eq!(one, again);
         assert_ne!(one, renamed);
         assert_eq!(one.opaque().len(), 22);
         assert_eq!(one.to_string(), format!("\"{}\"", one.opaque()));
-        // Outside a tag, the field is written.
-        let json = serde_json::to_string(&Answer {
-            name: "North",
-            as_of: "09:30",
-        })
-        .unwrap();
-        assert!(json.contains("as_of"));
     }
 
     #[test]

@@ -93,10 +93,8 @@ pub struct WorkforceResource {
     #[doc = concat!("Status at `supply_status_as_of`.")]
     pub supply_status: SupplyStatus,
     /// The instant the status describes: the window's `from`.
-    // Left out of the entity tag: with the default window it is when the answer was
-    // computed.
-    #[serde(skip_serializing_if = "super::tag::computing")]
-    #[cfg_attr(feature = "openapi", schema(required = true))]
+    // Left out of the entity tag (`WorkforceItem::tag`): with the default window it
+    // is when the answer was computed.
     pub supply_status_as_of: DateTime<Utc>,
     /// The member's non-cancelled shifts overlapping the window.
     pub shifts: Vec<ResourceShift>,
@@ -132,6 +130,40 @@ pub enum WorkforceItem {
     Resource(Box<WorkforceResource>),
     #[doc = concat!("A deleted membership.")]
     Tombstone(WorkforceTombstone),
+}
+
+impl WorkforceItem {
+    /// The strong entity tag of the item: of its JSON without `supply_status_as_of`,
+    /// which with the default window says when the answer was computed.
+    pub fn tag(&self) -> super::EntityTag {
+        super::EntityTag::strong(&Tagged(self))
+    }
+}
+
+/// What an item's entity tag covers: the item as it is written, less
+/// `supply_status_as_of` (the fields in the same order, so the tag is the hash of the
+/// answer's own bytes less that one field).
+struct Tagged<'a>(&'a WorkforceItem);
+
+impl Serialize for Tagged<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let r = match self.0 {
+            WorkforceItem::Resource(resource) => resource,
+            WorkforceItem::Tombstone(tombstone) => return tombstone.serialize(serializer),
+        };
+        let mut s = serializer.serialize_struct("WorkforceResource", 9)?;
+        s.serialize_field("staff_resource_id", &r.staff_resource_id)?;
+        s.serialize_field("role", &r.role)?;
+        s.serialize_field("location", &r.location)?;
+        s.serialize_field("qualifications", &r.qualifications)?;
+        s.serialize_field("supply_status", &r.supply_status)?;
+        s.serialize_field("shifts", &r.shifts)?;
+        s.serialize_field("unavailable_intervals", &r.unavailable_intervals)?;
+        s.serialize_field("resource_version", &r.resource_version)?;
+        s.serialize_field("updated_at", &r.updated_at)?;
+        s.end()
+    }
 }
 
 #[doc = concat!("Where a page of the feed ends.")]
@@ -185,7 +217,7 @@ impl WorkforcePage {
     pub fn tag(&self) -> super::EntityTag {
         use super::tag::Json;
         super::EntityTag::weak(&[
-            &Json(&self.data),
+            &Json(&self.data.iter().map(Tagged).collect::<Vec<_>>()),
             &self.pagination.limit,
             &i64::from(self.pagination.next_cursor.is_some()),
             &self.pagination.resume_cursor,
@@ -224,5 +256,44 @@ impl WorkforcePage {
         200 + self.pagination.next_cursor.as_ref().map_or(0, String::len)
             + self.pagination.resume_cursor.len()
             + items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(as_of: &str) -> WorkforceItem {
+        let json = serde_json::json!({
+            "staff_resource_id": "0190b0a2-8c4e-7d1f-9a3b-2c5d6e7f8091",
+            "role": {"id": "0190b0a2-8c4e-7d1f-9a3b-2c5d6e7f8092", "name": "Nurse"},
+            "location": null,
+            "qualifications": [{"id": "0190b0a2-8c4e-7d1f-9a3b-2c5d6e7f8093", "code": "BLS", "name": "Basic life support"}],
+            "supply_status": "off_duty",
+            "supply_status_as_of": as_of,
+            "shifts": [],
+            "unavailable_intervals": [{"start": "2026-11-18T09:00:00Z", "end": "2026-11-18T10:00:00Z", "reason": "Training"}],
+            "resource_version": 7,
+            "updated_at": "2026-11-18T08:00:00Z",
+        });
+        WorkforceItem::Resource(Box::new(serde_json::from_value(json).unwrap()))
+    }
+
+    #[test]
+    fn a_resources_tag_covers_every_field_it_shows_but_when_it_was_computed() {
+        let item = resource("2026-11-18T09:30:00Z");
+        // The tag hashes the answer's own bytes, less that one field.
+        let shown = serde_json::to_string(&item).unwrap();
+        let tagged = serde_json::to_string(&Tagged(&item)).unwrap();
+        assert_eq!(
+            shown.replace(r#""supply_status_as_of":"2026-11-18T09:30:00Z","#, ""),
+            tagged
+        );
+        assert_eq!(item.tag(), resource("2026-11-18T09:31:00Z").tag());
+        let WorkforceItem::Resource(mut renamed) = item.clone() else {
+            unreachable!()
+        };
+        renamed.role.as_mut().unwrap().name = "Midwife".into();
+        assert_ne!(item.tag(), WorkforceItem::Resource(renamed).tag());
     }
 }

@@ -17,6 +17,7 @@ use sea_orm::{
 };
 use std::sync::Arc;
 
+use crate::resource::Listed;
 /// The job role's types live with its wire form; these paths are kept for hosts.
 pub use crate::resource::job_role::{JobRole, JobRolePatch, NewJobRole};
 
@@ -27,7 +28,7 @@ impl Wfs {
     /// Served from the in-process cache when it holds the company's roles: every
     /// role write announces itself (see `persistence/changes.rs`), so the
     /// cache never answers what a committed write changed.
-    pub async fn list_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
+    pub async fn list_job_roles(&self, company: CompanyId) -> Result<Arc<Listed<JobRole>>> {
         let changes = self.store().changes();
         let roles = changes.read_through(
             &changes.caches().job_roles,
@@ -38,8 +39,8 @@ impl Wfs {
         Ok(roles.await?.unwrap_or_default())
     }
 
-    async fn load_job_roles(&self, company: CompanyId) -> Result<Arc<[JobRole]>> {
-        Ok(owned_by::<job_role::Entity>(company)
+    async fn load_job_roles(&self, company: CompanyId) -> Result<Arc<Listed<JobRole>>> {
+        let roles = owned_by::<job_role::Entity>(company)
             .select_only()
             .columns(COLUMNS)
             .filter(job_role::Column::DeletedAt.is_null())
@@ -54,7 +55,8 @@ impl Wfs {
             .await?
             .into_iter()
             .map(JobRole::from)
-            .collect())
+            .collect::<Vec<_>>();
+        Ok(Arc::new(roles.into()))
     }
 
     /// A live role of the company, for references from other records.

@@ -100,7 +100,7 @@ impl Wfs {
             .await?
             .ok_or(Error::not_found("Company"))?;
         match self.workforce_item_in(conn, company, id).await {
-            Ok(item) => Ok(EntityTag::strong(&item)),
+            Ok(item) => Ok(item.tag()),
             Err(Error::NotFound { .. }) => Err(Error::not_found("Staff member")),
             Err(err) => Err(err),
         }

@@ -1,7 +1,7 @@
 //! The audit log (bearer-authenticated: the company's admins).
 
 use super::Ctx;
-use super::Entry;
+use super::{Entry, Facts};
 use crate::auth::Access;
 use crate::body::{BodyError, ResponseBody};
 use crate::dto::audit::*;
@@ -17,8 +17,11 @@ use wfs_core::service::audit::{AuditEntry, AuditQuery, LIMIT_MAX};
 use wfs_core::service::webhooks::Page;
 use wfs_core::{CompanyId, Wfs};
 
-pub(crate) static ROUTES: [Entry; 1] =
-    [route!(Access::Admin, list_audit_log, __path_list_audit_log)];
+pub(crate) static ROUTES: [Entry; 1] = [route!(
+    list_audit_log,
+    __path_list_audit_log,
+    Facts::read(Access::Admin)
+)];
 
 /// The media type of the export: one JSON entry per line.
 const NDJSON: &str = "application/x-ndjson";

@@ -1,7 +1,7 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::error::{ApiError, ErrorBody};
@@ -11,12 +11,35 @@ use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::NewApiKey;
 
+/// What the audit log calls an API key.
+const KEY: &str = "api_key";
+
 pub(crate) static ROUTES: [Entry; 5] = [
-    route!(Access::Public, sign_in, __path_sign_in),
-    route!(Access::Admin, list_api_keys, __path_list_api_keys),
-    route!(Access::Admin, create_api_key, __path_create_api_key),
-    route!(Access::Admin, rotate_api_key, __path_rotate_api_key),
-    route!(Access::Admin, revoke_api_key, __path_revoke_api_key),
+    route!(
+        sign_in,
+        __path_sign_in,
+        Facts::write(Access::Public, Audit::Nothing)
+    ),
+    route!(
+        list_api_keys,
+        __path_list_api_keys,
+        Facts::read(Access::Admin)
+    ),
+    route!(
+        create_api_key,
+        __path_create_api_key,
+        Facts::write(Access::Admin, Audit::Created(KEY))
+    ),
+    route!(
+        rotate_api_key,
+        __path_rotate_api_key,
+        Facts::write(Access::Admin, Audit::Id(KEY))
+    ),
+    route!(
+        revoke_api_key,
+        __path_revoke_api_key,
+        Facts::write(Access::Admin, Audit::Id(KEY))
+    ),
 ];
 
 /// Sign in to the developer portal
@@ -78,12 +101,14 @@ pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ))]
 pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = NewApiKey::try_from(json::<CreateApiKeyRequest>(ctx.body)?)?;
-    let issued = IssuedApiKey::from(
-        ctx.wfs
-            .create_api_key(ctx.tx()?, ctx.admin()?, input)
-            .await?,
-    );
+    let issued = ctx
+        .wfs
+        .create_api_key(ctx.tx()?, ctx.admin()?, input)
+        .await?;
+    let id = issued.id;
+    let issued = IssuedApiKey::from(issued);
     Ok(Reply::json(StatusCode::CREATED, &issued)?
+        .created(id)
         .storing(&issued.redacted())?
         .no_store())
 }

@@ -1,32 +1,42 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::conditional;
 use crate::dto::job_roles::*;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{json, path_id};
 use crate::reply::Message;
-use crate::reply::{Reply, etag_value};
-use crate::sync::lock;
-use bytes::Bytes;
+use crate::reply::Reply;
 use http::HeaderValue;
 use http::StatusCode;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use wfs_core::JobRoleId;
 use wfs_core::domain::scope::Scope;
 use wfs_core::resource::EntityTag;
-use wfs_core::{CompanyId, JobRoleId};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
+/// What the audit log calls one.
+const ROLE: &str = "job_role";
 
 pub(crate) static ROUTES: [Entry; 4] = [
-    route!(READ, list_job_roles, __path_list_job_roles),
-    route!(WRITE, create_job_role, __path_create_job_role),
-    route!(WRITE, update_job_role, __path_update_job_role),
-    route!(WRITE, delete_job_role, __path_delete_job_role),
+    route!(list_job_roles, __path_list_job_roles, Facts::read(READ)),
+    route!(
+        create_job_role,
+        __path_create_job_role,
+        Facts::write(WRITE, Audit::Created(ROLE)).tagged()
+    ),
+    route!(
+        update_job_role,
+        __path_update_job_role,
+        Facts::write(WRITE, Audit::Id(ROLE)).if_match().tagged()
+    ),
+    route!(
+        delete_job_role,
+        __path_delete_job_role,
+        Facts::write(WRITE, Audit::Id(ROLE)).if_match()
+    ),
 ];
 
 /// List job roles
@@ -36,41 +46,15 @@ pub(crate) static ROUTES: [Entry; 4] = [
 #[utoipa::path(get, path = "/external/v1/job-roles", tag = "Job roles",
     responses((status = 200, description = "The job roles", body = [JobRole])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    let company = ctx.key()?.company_id;
-    // The cached roles themselves: the hottest read copies nothing...
-    let roles = ctx.wfs.list_job_roles(company).await?;
-    let answered = lock(&ANSWERS)
-        .get(&company)
-        .filter(|(served, _, _)| Arc::ptr_eq(served, &roles))
-        .map(|(_, body, tag)| (body.clone(), tag.clone()));
-    if let Some((body, tag)) = answered {
-        let mut reply = Reply::raw_json(body);
-        reply.headers.push((http::header::ETAG, tag));
-        return Ok(reply);
-    }
-    // ...and serialises and tags them once while they stay the cached ones.
-    let list: &[JobRole] = &roles;
-    let reply = Reply::json(StatusCode::OK, &list)?;
-    let tag = etag_value(&EntityTag::strong_of_bytes(&reply.body))
-        .ok_or_else(|| ApiError::internal("an entity tag is a header value"))?;
-    let mut answers = lock(&ANSWERS);
-    if answers.len() >= ANSWERS_MAX {
-        answers.clear();
-    }
-    answers.insert(company, (roles, reply.body.clone(), tag.clone()));
-    drop(answers);
-    let mut reply = reply;
+    // The cached list's own answer: serialised and tagged once while it stays cached.
+    let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
+    let answer = roles.representation()?;
+    let tag = HeaderValue::from_maybe_shared(answer.tag_text.clone())
+        .map_err(|_| ApiError::internal("an entity tag is a header value"))?;
+    let mut reply = Reply::raw_json(answer.body.clone());
     reply.headers.push((http::header::ETAG, tag));
     Ok(reply)
 }
-
-/// The answer of `GET /job-roles` per company, for the very list the core's cache
-/// holds: the same allocation, kept alive here, so the same pointer is the same
-/// content, and a reloaded list (after a change, or the cache's expiry) is a new one.
-type Answers = HashMap<CompanyId, (Arc<[JobRole]>, Bytes, HeaderValue)>;
-static ANSWERS: LazyLock<Mutex<Answers>> = LazyLock::new(Mutex::default);
-/// Companies whose answer is kept; past it, all are dropped (and made again).
-const ANSWERS_MAX: usize = 4096;
 
 /// Create a job role
 ///
@@ -87,7 +71,9 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_job_role(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Ok(Reply::json(StatusCode::CREATED, &role)?.tagged(&EntityTag::strong(&role)))
+    Ok(Reply::json(StatusCode::CREATED, &role)?
+        .tagged(&EntityTag::strong(&role))
+        .created(role.id))
 }
 
 /// Update a job role

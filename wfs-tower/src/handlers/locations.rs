@@ -1,7 +1,7 @@
 //! Locations (API key authenticated).
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::conditional;
 use crate::dto::locations::*;
@@ -15,11 +15,21 @@ use wfs_core::resource::EntityTag;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
+/// What the audit log calls one.
+const LOCATION: &str = "location";
 
 pub(crate) static ROUTES: [Entry; 3] = [
-    route!(READ, list_locations, __path_list_locations),
-    route!(WRITE, create_location, __path_create_location),
-    route!(WRITE, update_location, __path_update_location),
+    route!(list_locations, __path_list_locations, Facts::read(READ)),
+    route!(
+        create_location,
+        __path_create_location,
+        Facts::write(WRITE, Audit::Created(LOCATION)).tagged()
+    ),
+    route!(
+        update_location,
+        __path_update_location,
+        Facts::write(WRITE, Audit::Id(LOCATION)).if_match().tagged()
+    ),
 ];
 
 /// List locations
@@ -48,7 +58,9 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_location(ctx.tx()?, ctx.key()?.company_id, req.into())
         .await?;
-    Ok(Reply::json(StatusCode::CREATED, &created)?.tagged(&created.tag))
+    Ok(Reply::json(StatusCode::CREATED, &created)?
+        .tagged(&created.tag)
+        .created(created.id))
 }
 
 /// Update a location

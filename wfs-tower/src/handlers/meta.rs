@@ -2,20 +2,20 @@
 //! over it (see `docs`), which is not part of the document.
 
 use super::Ctx;
-use super::Entry;
+use super::{Entry, Facts};
 use crate::auth::Access;
 use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
 use http::StatusCode;
 
 pub(crate) static ROUTES: &[Entry] = &[
-    route!(Access::Public, get_openapi, __path_get_openapi),
+    route!(get_openapi, __path_get_openapi, Facts::read(Access::Public)),
     // The interactive reference only with the `swagger-ui` feature: its assets are
     // 1.7 MB of the binary.
     #[cfg(feature = "swagger-ui")]
-    route!(undocumented GET "/external/v1/docs", Access::Public, get_docs_page),
+    route!(undocumented GET "/external/v1/docs", get_docs_page, Facts::read(Access::Public)),
     #[cfg(feature = "swagger-ui")]
-    route!(undocumented GET "/external/v1/docs/{file}", Access::Public, get_docs_asset),
+    route!(undocumented GET "/external/v1/docs/{file}", get_docs_asset, Facts::read(Access::Public)),
 ];
 
 /// The OpenAPI document

@@ -3,22 +3,21 @@
 //! Each module declares its routes next to its handlers (with [`route!`]), so a route
 //! and the code behind it cannot drift apart; [`routes`] merges the tables.
 
-/// A route table entry: `route!(access, handler_fn, __path_handler_fn)`, optionally
-/// with a body limit (`route!(WRITE, bulk_create_staff, __path_bulk_create_staff,
-/// BULK_BODY_LIMIT)`). The method, the path and the docs are the handler's
-/// `#[utoipa::path]`, read through the type it generates (`__path_<handler>`: a
-/// declarative macro cannot form that name itself; the router refuses a type of
-/// another handler). The handler's name is the `operationId`. A route left out of
-/// the OpenAPI document (the API reference's page and assets, which are not
-/// operations of the API) has no annotation and names its method and path:
-/// `route!(undocumented GET "/path", access, handler_fn)`.
+/// A route table entry: `route!(handler_fn, __path_handler_fn, facts)`, where `facts`
+/// ([`Facts`]) says everything else about the route: `Facts::read(READ)`,
+/// `Facts::write(WRITE, Audit::Id("job_role")).if_match().tagged()`. The method, the
+/// path and the docs are the handler's `#[utoipa::path]`, read through the type it
+/// generates (`__path_<handler>`: a declarative macro cannot form that name itself;
+/// the router refuses a type of another handler). The handler's name is the
+/// `operationId`. A route left out of the OpenAPI document (the API reference's page
+/// and assets, which are not operations of the API) has no annotation and names its
+/// method and path: `route!(undocumented GET "/path", handler_fn, facts)`.
 macro_rules! route {
-    (@entry $at:expr, $access:expr, $handler:ident, $limit:expr) => {
+    (@entry $at:expr, $handler:ident, $facts:expr) => {
         crate::handlers::Entry {
             operation_id: stringify!($handler),
             at: $at,
-            access: $access,
-            body_limit: $limit,
+            facts: $facts,
             handler: {
                 #[allow(deprecated)] // deprecated operations are still served
                 fn boxed<'a>(ctx: &'a crate::handlers::Ctx<'a>) -> crate::handlers::BoxFuture<'a> {
@@ -28,18 +27,15 @@ macro_rules! route {
             },
         }
     };
-    (undocumented $method:ident $path:literal, $access:expr, $handler:ident) => {
+    (undocumented $method:ident $path:literal, $handler:ident, $facts:expr) => {
         route!(@entry
             crate::handlers::At::Undocumented { method: http::Method::$method, path: $path },
-            $access, $handler, crate::handlers::BODY_LIMIT)
+            $handler, $facts)
     };
-    ($access:expr, $handler:ident, $doc:ident) => {
-        route!($access, $handler, $doc, crate::handlers::BODY_LIMIT)
-    };
-    ($access:expr, $handler:ident, $doc:ident, $limit:expr) => {
+    ($handler:ident, $doc:ident, $facts:expr) => {
         route!(@entry
             crate::handlers::At::Documented(crate::handlers::Doc::of::<$doc>()),
-            $access, $handler, $limit)
+            $handler, $facts)
     };
 }
 
@@ -57,7 +53,7 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
-pub(crate) use route::{At, BODY_LIMIT, BULK_BODY_LIMIT, BoxFuture, Doc, Entry, Route, Schemas};
+pub(crate) use route::{At, Audit, BoxFuture, Doc, Entry, Facts, Route, Schemas};
 
 use crate::auth::Caller;
 use crate::error::ApiError;

@@ -35,9 +35,101 @@ pub(crate) struct Entry {
     /// The handler's name, also the OpenAPI `operationId`.
     pub(crate) operation_id: &'static str,
     pub(crate) at: At,
-    pub(crate) access: Access,
-    pub(crate) body_limit: usize,
+    pub(crate) facts: Facts,
     pub(crate) handler: Handler,
+}
+
+/// Everything about a route besides where it is served and what runs: the pipeline,
+/// the audit trail and the OpenAPI document each read it here, so what the document
+/// declares is what the route does. A read is made with [`Facts::read`], a write with
+/// [`Facts::write`], which asks what its audit entries name: no route leaves it out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Facts {
+    pub(crate) access: Access,
+    /// A write that honours `If-Match` (`412` when the resource has changed).
+    pub(crate) if_match: bool,
+    /// A write whose success answer carries the resource's `ETag`.
+    pub(crate) tagged: bool,
+    /// What the write's `api.write` audit entry names (nothing for a read).
+    pub(crate) audit: Audit,
+    /// A read that may be held for a change (`wait=`): its time limit gets the
+    /// longest wait on top.
+    pub(crate) holds: bool,
+    /// A bulk write: the most items its body's array holds (the document's
+    /// `maxItems`; the core enforces it).
+    pub(crate) bulk_items: Option<usize>,
+    /// The largest body it reads.
+    pub(crate) body_limit: usize,
+}
+
+/// What a write's `api.write` audit entry names as its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Audit {
+    /// No one resource (a read, a sign-in, a bulk write, a booking of several shifts).
+    Nothing,
+    /// The resource of this kind its path's `{id}` names.
+    Id(&'static str),
+    /// The resource of this kind its path's second parameter names (`{deliveryId}`).
+    SubId(&'static str),
+    /// The resource of this kind it creates: the handler hands its id over with the
+    /// answer ([`Reply::created`]).
+    Created(&'static str),
+}
+
+impl Facts {
+    /// A read with `access`.
+    pub(crate) const fn read(access: Access) -> Self {
+        Self {
+            access,
+            if_match: false,
+            tagged: false,
+            audit: Audit::Nothing,
+            holds: false,
+            bulk_items: None,
+            body_limit: BODY_LIMIT,
+        }
+    }
+
+    /// A write with `access`, whose audit entry names `audit`.
+    pub(crate) const fn write(access: Access, audit: Audit) -> Self {
+        Self {
+            audit,
+            ..Self::read(access)
+        }
+    }
+
+    /// It honours `If-Match`.
+    pub(crate) const fn if_match(self) -> Self {
+        Self {
+            if_match: true,
+            ..self
+        }
+    }
+
+    /// Its success answer carries the resource's `ETag`.
+    pub(crate) const fn tagged(self) -> Self {
+        Self {
+            tagged: true,
+            ..self
+        }
+    }
+
+    /// It may be held for a change (`wait=`).
+    pub(crate) const fn holds(self) -> Self {
+        Self {
+            holds: true,
+            ..self
+        }
+    }
+
+    /// A bulk write of at most `items` items, in a body of at most [`BULK_BODY_LIMIT`].
+    pub(crate) const fn bulk(self, items: usize) -> Self {
+        Self {
+            bulk_items: Some(items),
+            body_limit: BULK_BODY_LIMIT,
+            ..self
+        }
+    }
 }
 
 /// Where a route is served.
@@ -107,8 +199,7 @@ pub(crate) struct Route {
     pub(crate) operation_id: &'static str,
     pub(crate) method: Method,
     pub(crate) path: String,
-    pub(crate) access: Access,
-    pub(crate) body_limit: usize,
+    pub(crate) facts: Facts,
     pub(crate) handler: Handler,
     /// How the document describes it: `None` only for the routes that are not part of
     /// the API itself (the interactive reference's page and assets).
@@ -124,7 +215,7 @@ impl std::fmt::Debug for Route {
 impl Route {
     /// Whether the route writes: it then runs in a transaction with idempotency.
     pub(crate) fn writes(&self) -> bool {
-        self.method != Method::GET && self.access != Access::Public
+        self.method != Method::GET && self.facts.access != Access::Public
     }
 
     /// Whether the OpenAPI document describes it.
@@ -142,8 +233,7 @@ pub(crate) fn resolve(tables: &[&'static [Entry]]) -> Vec<Route> {
             operation_id: entry.operation_id,
             method,
             path,
-            access: entry.access,
-            body_limit: entry.body_limit,
+            facts: entry.facts,
             handler: entry.handler,
             doc,
         };

@@ -1,7 +1,7 @@
 //! Schedules, hours worked and overtime: read-only reports.
 
 use super::Ctx;
-use super::Entry;
+use super::{Entry, Facts};
 use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::error::{ApiError, ErrorBody};
@@ -19,9 +19,9 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const SCHEDULES: &str = "/external/v1/schedules";
 
 pub(crate) static ROUTES: [Entry; 3] = [
-    route!(READ, list_schedules, __path_list_schedules),
-    route!(READ, list_overtime, __path_list_overtime),
-    route!(READ, get_hours, __path_get_hours),
+    route!(list_schedules, __path_list_schedules, Facts::read(READ)),
+    route!(list_overtime, __path_list_overtime, Facts::read(READ)),
+    route!(get_hours, __path_get_hours, Facts::read(READ)),
 ];
 
 /// A required calendar date; a date-time is accepted and its UTC date used.

@@ -1,7 +1,7 @@
 //! Shift slots and bookings.
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
@@ -19,10 +19,23 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
 pub(crate) static ROUTES: [Entry; 4] = [
-    route!(READ, list_shifts, __path_list_shifts),
-    route!(WRITE, create_shift_slot, __path_create_shift_slot),
-    route!(WRITE, book_shift, __path_book_shift),
-    route!(WRITE, cancel_shift, __path_cancel_shift),
+    route!(list_shifts, __path_list_shifts, Facts::read(READ)),
+    route!(
+        create_shift_slot,
+        __path_create_shift_slot,
+        Facts::write(WRITE, Audit::Created("shift_slot"))
+    ),
+    // One booking makes a shift per assignee: no one target.
+    route!(
+        book_shift,
+        __path_book_shift,
+        Facts::write(WRITE, Audit::Nothing)
+    ),
+    route!(
+        cancel_shift,
+        __path_cancel_shift,
+        Facts::write(WRITE, Audit::Id("shift")).if_match().tagged()
+    ),
 ];
 
 #[utoipa::path(get, path = "/external/v1/shifts", tag = "Shifts",
@@ -82,7 +95,7 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
         slot_id: slot.id,
         shift,
     };
-    Reply::json(StatusCode::CREATED, &created)
+    Ok(Reply::json(StatusCode::CREATED, &created)?.created(created.slot_id))
 }
 
 /// Book a shift

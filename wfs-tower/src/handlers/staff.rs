@@ -1,7 +1,7 @@
 //! Staff (API key authenticated).
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
@@ -11,6 +11,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::domain::membership::MembershipStatus;
 use wfs_core::domain::scope::Scope;
+use wfs_core::service::staff::BULK_MAX_ITEMS;
 use wfs_core::service::staff::StaffFilter;
 use wfs_core::{IdFilter, MembershipId};
 
@@ -18,13 +19,19 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 
 pub(crate) static ROUTES: [Entry; 3] = [
-    route!(READ, list_staff, __path_list_staff),
-    route!(WRITE, deactivate_staff, __path_deactivate_staff),
+    route!(list_staff, __path_list_staff, Facts::read(READ)),
     route!(
-        WRITE,
+        deactivate_staff,
+        __path_deactivate_staff,
+        Facts::write(WRITE, Audit::Id("staff_member"))
+            .if_match()
+            .tagged()
+    ),
+    // A bulk write names no one member.
+    route!(
         bulk_create_staff,
         __path_bulk_create_staff,
-        super::BULK_BODY_LIMIT
+        Facts::write(WRITE, Audit::Nothing).bulk(BULK_MAX_ITEMS)
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! Webhook endpoints, deliveries and events (scope `webhooks:manage`).
 
 use super::Ctx;
-use super::Entry;
+use super::{Audit, Entry, Facts};
 use crate::auth::Access;
 use crate::dto::webhooks::*;
 use crate::error::{ApiError, ErrorBody};
@@ -14,47 +14,65 @@ use wfs_core::{WebhookDeliveryId, WebhookEndpointId};
 
 const MANAGE: Access = Access::Key(Scope::WebhooksManage);
 const ENDPOINT: &str = "Webhook endpoint";
+/// What the audit log calls an endpoint.
+const TARGET: &str = "webhook_endpoint";
 
 pub(crate) static ROUTES: [Entry; 11] = [
     route!(
-        MANAGE,
         create_webhook_endpoint,
-        __path_create_webhook_endpoint
+        __path_create_webhook_endpoint,
+        Facts::write(MANAGE, Audit::Created(TARGET))
     ),
     route!(
-        MANAGE,
         list_webhook_endpoints,
-        __path_list_webhook_endpoints
+        __path_list_webhook_endpoints,
+        Facts::read(MANAGE)
     ),
-    route!(MANAGE, get_webhook_endpoint, __path_get_webhook_endpoint),
     route!(
-        MANAGE,
+        get_webhook_endpoint,
+        __path_get_webhook_endpoint,
+        Facts::read(MANAGE)
+    ),
+    route!(
         update_webhook_endpoint,
-        __path_update_webhook_endpoint
+        __path_update_webhook_endpoint,
+        Facts::write(MANAGE, Audit::Id(TARGET))
     ),
     route!(
-        MANAGE,
         delete_webhook_endpoint,
-        __path_delete_webhook_endpoint
+        __path_delete_webhook_endpoint,
+        Facts::write(MANAGE, Audit::Id(TARGET))
     ),
-    route!(MANAGE, rotate_webhook_secret, __path_rotate_webhook_secret),
-    route!(MANAGE, test_webhook_endpoint, __path_test_webhook_endpoint),
     route!(
-        MANAGE,
+        rotate_webhook_secret,
+        __path_rotate_webhook_secret,
+        Facts::write(MANAGE, Audit::Id(TARGET))
+    ),
+    route!(
+        test_webhook_endpoint,
+        __path_test_webhook_endpoint,
+        Facts::write(MANAGE, Audit::Id(TARGET))
+    ),
+    route!(
         replay_webhook_endpoint,
-        __path_replay_webhook_endpoint
+        __path_replay_webhook_endpoint,
+        Facts::write(MANAGE, Audit::Id(TARGET))
     ),
     route!(
-        MANAGE,
         list_webhook_deliveries,
-        __path_list_webhook_deliveries
+        __path_list_webhook_deliveries,
+        Facts::read(MANAGE)
     ),
     route!(
-        MANAGE,
         retry_webhook_delivery,
-        __path_retry_webhook_delivery
+        __path_retry_webhook_delivery,
+        Facts::write(MANAGE, Audit::SubId("webhook_delivery"))
     ),
-    route!(MANAGE, list_webhook_events, __path_list_webhook_events),
+    route!(
+        list_webhook_events,
+        __path_list_webhook_events,
+        Facts::read(MANAGE)
+    ),
 ];
 
 fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
@@ -75,12 +93,14 @@ fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
     ))]
 pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let input = NewEndpoint::from(json::<CreateEndpointRequest>(ctx.body)?);
-    let created = WebhookEndpointWithSecret::from(
-        ctx.wfs
-            .create_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, input)
-            .await?,
-    );
+    let created = ctx
+        .wfs
+        .create_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, input)
+        .await?;
+    let id = created.endpoint.id;
+    let created = WebhookEndpointWithSecret::from(created);
     Ok(Reply::json(StatusCode::CREATED, &created)?
+        .created(id)
         .storing(&created.redacted())?
         .no_store())
 }

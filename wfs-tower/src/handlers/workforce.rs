@@ -1,7 +1,7 @@
 //! The workforce resource feed and its deprecated alias (scope `availability:read`).
 
 use super::Ctx;
-use super::Entry;
+use super::{Entry, Facts};
 use crate::auth::Access;
 use crate::dto::workforce::*;
 use crate::error::{ApiError, ErrorBody};
@@ -10,7 +10,6 @@ use crate::reply::Reply;
 use http::{HeaderName, HeaderValue, StatusCode, header};
 use std::time::Duration;
 use wfs_core::domain::scope::Scope;
-use wfs_core::resource::EntityTag;
 use wfs_core::resource::workforce::{WorkforceItem, WorkforcePage};
 use wfs_core::service::workforce::{FeedRequest, FeedStart, MAX_WAIT};
 
@@ -18,19 +17,19 @@ const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
 
 pub(crate) static ROUTES: [Entry; 3] = [
     route!(
-        AVAILABILITY,
         list_workforce_resources,
-        __path_list_workforce_resources
+        __path_list_workforce_resources,
+        Facts::read(AVAILABILITY).holds()
     ),
     route!(
-        AVAILABILITY,
         get_workforce_resource,
-        __path_get_workforce_resource
+        __path_get_workforce_resource,
+        Facts::read(AVAILABILITY)
     ),
     route!(
-        AVAILABILITY,
         list_workforce_availability,
-        __path_list_workforce_availability
+        __path_list_workforce_availability,
+        Facts::read(AVAILABILITY).holds()
     ),
 ];
 
@@ -180,5 +179,5 @@ pub(crate) async fn get_workforce_resource(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
         )
         .await?;
     // Without `supply_status_as_of`, which says when the answer was computed.
-    Ok(Reply::json(StatusCode::OK, &item)?.tagged(&EntityTag::strong(&item)))
+    Ok(Reply::json(StatusCode::OK, &item)?.tagged(&item.tag()))
 }

@@ -12,7 +12,7 @@ use utoipa::openapi::{Ref, Required};
 
 /// Security requirement, the scope in the description, and the 401/403/429 answers.
 pub(super) fn describe_access(op: &mut Operation, route: &Route) {
-    match route.access {
+    match route.facts.access {
         // Said outright, so a reader (and a linter) knows it is not an omission.
         Access::Public => op.security = Some(Vec::new()),
         Access::Admin => {

@@ -1,7 +1,7 @@
 //! Conditional requests in the document (see `crate::conditional`): `If-None-Match`,
 //! the `ETag` and the `304` of every authenticated read; `If-Match` and the `412` of
 //! the writes to one resource that honour it; the `ETag` of the answers about one
-//! resource.
+//! resource. Which writes do is their route's [`Facts`](crate::handlers::Facts).
 
 use super::answers::{error, with_header};
 use super::headers::HEADER_ETAG;
@@ -14,27 +14,8 @@ use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 
-/// The writes that honour `If-Match`.
-const IF_MATCH: [&str; 5] = [
-    "update_job_role",
-    "delete_job_role",
-    "update_location",
-    "cancel_shift",
-    "deactivate_staff",
-];
-
-/// The writes whose success answers carry the resource's `ETag`.
-const TAGGED_WRITES: [&str; 6] = [
-    "create_job_role",
-    "update_job_role",
-    "create_location",
-    "update_location",
-    "cancel_shift",
-    "deactivate_staff",
-];
-
 pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
-    if route.method == Method::GET && route.access != Access::Public {
+    if route.method == Method::GET && route.facts.access != Access::Public {
         parameter(
             op,
             "If-None-Match",
@@ -57,7 +38,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
         with_header(op, "304", "ETag", HEADER_ETAG);
         error(op, 400, "An `If-None-Match` over 4096 characters");
     }
-    if IF_MATCH.contains(&route.operation_id) {
+    if route.facts.if_match {
         parameter(
             op,
             "If-Match",
@@ -77,7 +58,7 @@ pub(super) fn describe_conditional(op: &mut Operation, route: &Route) {
              may read the resource",
         );
     }
-    if TAGGED_WRITES.contains(&route.operation_id) {
+    if route.facts.tagged {
         for status in ["200", "201"] {
             with_header(op, status, "ETag", HEADER_ETAG);
         }

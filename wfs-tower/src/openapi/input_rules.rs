@@ -8,7 +8,6 @@ use crate::handlers::Route;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{Object, Schema};
-use wfs_core::service::staff::BULK_MAX_ITEMS;
 
 /// Characters refused in every single-line string (`dto::limits::refused`, the core's
 /// `refused_in_line`): controls (`Cc`), invisible format characters (`Cf`), the line
@@ -96,7 +95,7 @@ pub(super) fn describe_input_rules(op: &mut Operation, route: &Route) {
             "A query parameter over its length limit or with a control character; the message names it",
         );
     }
-    if route.operation_id == "bulk_create_staff"
+    if let Some(max_items) = route.facts.bulk_items
         && let Some(RefOr::T(body)) = &mut op.request_body
     {
         for content in body.content.values_mut() {
@@ -104,7 +103,7 @@ pub(super) fn describe_input_rules(op: &mut Operation, route: &Route) {
                 && let Some(RefOr::T(Schema::Array(items))) = &mut content.schema
             {
                 items.min_items = Some(1);
-                items.max_items = Some(BULK_MAX_ITEMS);
+                items.max_items = Some(max_items);
             }
         }
     }

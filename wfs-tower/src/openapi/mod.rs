@@ -142,14 +142,17 @@ fn describe_operation(op: &mut Operation, route: &Route) {
     );
     describe_access(op, route);
     if route.writes() {
-        describe_idempotency(op, route.access);
+        describe_idempotency(op, route.facts.access);
     }
     describe_input_rules(op, route);
     if op.request_body.is_some() {
         error(
             op,
             413,
-            &format!("The request body is over {} MiB", route.body_limit >> 20),
+            &format!(
+                "The request body is over {} MiB",
+                route.facts.body_limit >> 20
+            ),
         );
     }
     error(
@@ -159,7 +162,7 @@ fn describe_operation(op: &mut Operation, route: &Route) {
     );
     error(op, 500, "An unexpected error; nothing was written");
     conditional::describe_conditional(op, route);
-    describe_answer_headers(op, route.access);
+    describe_answer_headers(op, route.facts.access);
 }
 
 /// Who answers for the API, as `info.contact`.

@@ -65,7 +65,7 @@ fn security_follows_each_routes_access() {
     for route in handlers::routes().filter(|r| r.documented()) {
         let op = &doc["paths"][route.path.as_str()][route.method.as_str().to_lowercase()];
         let security = &op["security"];
-        match route.access {
+        match route.facts.access {
             Access::Public => assert_eq!(security, &serde_json::json!([]), "{route:?}"),
             Access::Admin => {
                 assert_eq!(security, &serde_json::json!([{ "bearerAuth": [] }]));
@@ -83,7 +83,7 @@ fn security_follows_each_routes_access() {
             .into_iter()
             .flatten()
             .find(|p| p["name"] == "Idempotency-Key");
-        match (route.writes(), route.access) {
+        match (route.writes(), route.facts.access) {
             (true, Access::Key(_)) => assert_eq!(idempotency.unwrap()["required"], true),
             (true, _) => assert_eq!(idempotency.unwrap()["required"], false),
             (false, _) => assert!(idempotency.is_none(), "{route:?}"),
@@ -148,7 +148,7 @@ fn answer_headers_follow_each_routes_access() {
                 Some("#/components/headers/XRequestId"),
                 "{at}"
             );
-            let (limit, policy) = match route.access {
+            let (limit, policy) = match route.facts.access {
                 Access::Key(_) if status == "401" || status == "403" => (
                     Some("#/components/headers/UnknownKeyRateLimit"),
                     Some("#/components/headers/UnknownKeyRateLimitPolicy"),
@@ -168,7 +168,7 @@ fn answer_headers_follow_each_routes_access() {
             let retry = status == "429" || status == "503";
             assert_eq!(header(response, "Retry-After").is_some(), retry, "{at}");
         }
-        if matches!(route.access, Access::Key(_)) {
+        if matches!(route.facts.access, Access::Key(_)) {
             assert!(op["responses"]["429"].is_object(), "{route:?}");
         }
     }

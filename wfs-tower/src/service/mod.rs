@@ -14,7 +14,7 @@ use crate::rate_limit::LimitReport;
 use crate::redis_conn::RedisConn;
 use crate::reply::Reply;
 use crate::request_id::{RequestId, X_REQUEST_ID};
-use crate::router::Router;
+use crate::router::{Matched, Router};
 #[cfg(feature = "redis")]
 use crate::sign_in_throttle::SharedSignInThrottle;
 use crate::telemetry;
@@ -313,21 +313,7 @@ impl Shared {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        // A timeout drops the request's future: its transaction, with the
-        // Idempotency-Key claimed in it, rolls back, so a retry runs afresh.
-        // A read that may be held for a change gets its wait on top.
-        let held = method == Method::GET && req.uri().query().is_some_and(|q| q.contains("wait="));
-        let answer = match self.config.request_timeout {
-            Some(limit) if held => {
-                tokio::time::timeout(limit + MAX_WAIT, self.respond(req, seen, request_id))
-                    .await
-                    .unwrap_or_else(|_| Err(ApiError::timed_out(limit + MAX_WAIT)))
-            }
-            Some(limit) => tokio::time::timeout(limit, self.respond(req, seen, request_id))
-                .await
-                .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
-            None => self.respond(req, seen, request_id).await,
-        };
+        let answer = self.respond(req, seen, request_id).await;
         let response = match answer {
             Ok(reply) => reply.into_response(),
             Err(err) => {
@@ -391,19 +377,51 @@ impl Shared {
         };
         let route = matched.route;
         seen.route = &route.path;
-        seen.credentialed = route.access != Access::Public;
+        seen.credentialed = route.facts.access != Access::Public;
+        // A timeout drops the request's future: its transaction, with the
+        // Idempotency-Key claimed in it, rolls back, so a retry runs afresh. A read
+        // held for a change (`wait`) gets the longest wait on top.
+        let held = route.facts.holds && parts.uri.query().is_some_and(crate::held::asks_to_wait);
+        let limit = self
+            .config
+            .request_timeout
+            .map(|limit| if held { limit + MAX_WAIT } else { limit });
+        let work = self.authenticated(matched, &parts, body, seen, request_id);
+        match limit {
+            Some(limit) => tokio::time::timeout(limit, work)
+                .await
+                .unwrap_or_else(|_| Err(ApiError::timed_out(limit))),
+            None => work.await,
+        }
+    }
+
+    /// A routed request: credentials, then the handler, then its audit trail.
+    async fn authenticated<B>(
+        &self,
+        matched: Matched<'_, '_>,
+        parts: &http::request::Parts,
+        body: B,
+        seen: &mut Seen,
+        request_id: &RequestId,
+    ) -> Result<Reply, ApiError>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let route = matched.route;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
         // The client's address: the key's allowlist, the unknown-key budget, the
         // sign-in throttle, held reads and every write's audit entry use it.
-        let client_ip = (route.access != Access::Admin || route.method != Method::GET)
-            .then(|| self.auth.client_ip(&parts))
+        let client_ip = (route.facts.access != Access::Admin || route.method != Method::GET)
+            .then(|| self.auth.client_ip(parts))
             .flatten();
         let caller = self
             .auth
             .authenticate(
-                route.access,
-                &parts,
+                route.facts.access,
+                parts,
                 client_ip,
                 &mut seen.limited,
                 Described {
@@ -420,7 +438,7 @@ impl Shared {
         // Every write past authentication, and a public write (sign-in), leaves a trail.
         let trail = (route.method != Method::GET).then(|| {
             let ids = (matched.id, matched.sub_id);
-            Trail::new(route, &parts, &caller, request_id, client_ip, ids)
+            Trail::new(route, parts, &caller, request_id, client_ip, ids)
         });
         let request = Authenticated {
             route,
@@ -429,7 +447,7 @@ impl Shared {
             client_ip,
             trail: trail.as_ref(),
         };
-        let answer = self.handle(request, &parts, body).await;
+        let answer = self.handle(request, parts, body).await;
         if let Some(trail) = &trail {
             trail.settle(&self.wfs, &answer).await;
         }
@@ -461,7 +479,7 @@ impl Shared {
         let body = if parts.method == Method::GET {
             Bytes::new()
         } else {
-            read_body(body, route.body_limit, self.config.body_timeout).await?
+            read_body(body, route.facts.body_limit, self.config.body_timeout).await?
         };
         let ctx = Ctx {
             wfs: &self.wfs,
@@ -482,7 +500,7 @@ impl Shared {
                 Some(trail) => trail.scope().run((route.handler)(&ctx)).await?,
                 None => (route.handler)(&ctx).await?,
             };
-            if route.access == Access::Public {
+            if route.facts.access == Access::Public {
                 return Ok(reply);
             }
             // A 304 counts against the rate limit as a 200 does: its answer was

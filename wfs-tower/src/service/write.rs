@@ -34,7 +34,8 @@ impl Shared {
         let Some(req) = claim else {
             return match run_in(&tx, route, ctx, trail).await {
                 Ok(reply) => {
-                    let logged = trail.write_in(&self.wfs, &tx, reply.status, Some(&reply.body));
+                    let logged =
+                        trail.write_in(&self.wfs, &tx, reply.status, reply.created.as_deref());
                     if let Err(err) = logged.await {
                         rollback(tx).await;
                         return Err(err.into());
@@ -62,7 +63,7 @@ impl Shared {
         match run_in(&tx, route, ctx, trail).await {
             Ok(reply) => {
                 let stored = reply.to_stored();
-                self.complete(tx, &lock, &stored, trail, Some(&reply.body))
+                self.complete(tx, &lock, &stored, trail, reply.created.as_deref())
                     .await?;
                 Ok(reply)
             }
@@ -108,18 +109,18 @@ impl Shared {
     }
 
     /// Stores `stored` with the key's record, and the request's audit entries, in
-    /// `tx` and commits `tx`; `body` is the answer's (for a created resource's id).
+    /// `tx` and commits `tx`; `created` is the id of the resource the answer created.
     async fn complete(
         &self,
         tx: wfs_core::WriteTx,
         lock: &IdempotencyLock,
         stored: &StoredResponse,
         trail: &Trail,
-        body: Option<&[u8]>,
+        created: Option<&str>,
     ) -> Result<(), ApiError> {
         let status = http::StatusCode::from_u16(stored.status)
             .map_err(|_| ApiError::internal("a stored answer with no HTTP status"))?;
-        let extra = trail.api_write(status, body);
+        let extra = trail.api_write(status, created);
         let completed = self
             .wfs
             .complete_idempotency_key_audited(&tx, lock, stored, trail.scope(), extra)
