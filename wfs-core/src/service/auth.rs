@@ -173,22 +173,7 @@ impl Wfs {
         let verified = self.password_work.verify(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
-            known => {
-                limits.failed(&counted, origin).await;
-                if let Some(user) = known {
-                    self.count_sign_in_failure(&user).await?;
-                    // Every company the login would have opened sees the attempt.
-                    let admin_of = self.companies_of(user.id).await?;
-                    let admin_of = admin_of
-                        .iter()
-                        .filter(|c| c.privilege == Privilege::SuperAdmin);
-                    for company in admin_of {
-                        self.record_sign_in(company.id, AuditAction::SignInFailed, user.id)
-                            .await?;
-                    }
-                }
-                return Err(Error::Unauthenticated(AuthFailure::InvalidLogin));
-            }
+            known => return Err(self.sign_in_failed(&counted, origin, known).await?),
         };
         limits.succeeded(&counted, origin).await;
         if user.sign_in_failures > 0 {
@@ -210,19 +195,7 @@ impl Wfs {
             ));
         };
 
-        let now = self.now();
-        let claims = Claims {
-            sub: user.id,
-            cid: active.id.0,
-            iat: now.timestamp(),
-            exp: (now + TOKEN_TTL).timestamp(),
-        };
-        let access_token = jsonwebtoken::encode(
-            &Header::new(Algorithm::HS256),
-            &claims,
-            &self.tokens().encoding,
-        )
-        .map_err(Error::internal)?;
+        let access_token = self.access_token(user.id, active.id)?;
         self.record_sign_in(active.id, AuditAction::SignInSucceeded, user.id)
             .await?;
         Ok(SignedIn {
@@ -235,6 +208,48 @@ impl Wfs {
             active_company: active,
             companies,
         })
+    }
+
+    /// Counts a failed sign-in (for the limits, and for a known user its consecutive
+    /// failures), records it in the audit log of every company the login would have
+    /// opened, and answers the error to give: the same for an unknown login and a
+    /// wrong password.
+    async fn sign_in_failed(
+        &self,
+        counted: &str,
+        origin: Option<IpAddr>,
+        known: Option<user::Model>,
+    ) -> Result<Error> {
+        self.sign_in_limits().failed(counted, origin).await;
+        if let Some(user) = known {
+            self.count_sign_in_failure(&user).await?;
+            let companies = self.companies_of(user.id).await?;
+            let admin_of = companies
+                .iter()
+                .filter(|c| c.privilege == Privilege::SuperAdmin);
+            for company in admin_of {
+                self.record_sign_in(company.id, AuditAction::SignInFailed, user.id)
+                    .await?;
+            }
+        }
+        Ok(Error::Unauthenticated(AuthFailure::InvalidLogin))
+    }
+
+    /// A signed access token for `user` in `company`, valid for [`TOKEN_TTL`].
+    fn access_token(&self, user: uuid::Uuid, company: CompanyId) -> Result<String> {
+        let now = self.now();
+        let claims = Claims {
+            sub: user,
+            cid: company.0,
+            iat: now.timestamp(),
+            exp: (now + TOKEN_TTL).timestamp(),
+        };
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &self.tokens().encoding,
+        )
+        .map_err(Error::internal)
     }
 
     /// Checks a bearer token and that its user is still an active super admin of the

@@ -3,7 +3,7 @@
 //! outbox, the purges), started before the first connection is served and stopped
 //! after the drain.
 
-use super::serve_metrics;
+use super::ops::serve_metrics;
 use crate::cli::ServeArgs;
 use std::sync::Arc;
 use std::time::Duration;
