@@ -2,6 +2,7 @@
 //!
 //! Values of these types are valid by construction, so the services never re-check them.
 
+pub mod audit;
 pub mod credentials;
 pub mod idempotency;
 pub mod json;

@@ -19,6 +19,7 @@
 //! [`WriteTx`](super::WriteTx) it was given, which runs it after its commit.
 
 use super::schema::{SchemaName, qualify};
+use crate::domain::audit::AuditScope;
 use crate::sync::lock;
 use sea_orm::{
     AccessMode, ConnectionTrait, DbBackend, DbErr, ExecResult, IsolationLevel, QueryResult,
@@ -44,6 +45,9 @@ pub struct Qualified<C> {
     inner: C,
     schema: Option<Arc<SchemaName>>,
     hooks: Option<Arc<AfterCommit>>,
+    /// Where the audit entries of the request this transaction serves wait (see
+    /// `WriteTx::audited`); `None`: entries are written at once.
+    audit: Option<AuditScope>,
 }
 
 impl<C> fmt::Debug for Qualified<C> {
@@ -64,7 +68,19 @@ impl<C> Qualified<C> {
             inner,
             schema,
             hooks,
+            audit: None,
         }
+    }
+
+    /// The same connection, its operations' audit entries waiting in `audit`.
+    pub(crate) fn with_audit(mut self, audit: Option<AuditScope>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// Where its operations' audit entries wait, if a request's scope was given.
+    pub(crate) fn audit(&self) -> Option<&AuditScope> {
+        self.audit.as_ref()
     }
 
     /// The connection underneath, whose statements are not rewritten: the host's
@@ -98,6 +114,7 @@ impl<C> Qualified<C> {
             inner,
             schema: self.schema.clone(),
             hooks: Some(AfterCommit::new(self.hooks.clone())),
+            audit: self.audit.clone(),
         }
     }
 
@@ -122,11 +139,17 @@ impl<C> Qualified<C> {
 pub(crate) trait WfsConn: ConnectionTrait {
     /// See [`Qualified::after_commit`].
     fn after_commit(&self, work: impl FnOnce() + Send + 'static);
+    /// See [`Qualified::audit`].
+    fn audit(&self) -> Option<&AuditScope>;
 }
 
 impl<C: ConnectionTrait + Send> WfsConn for Qualified<C> {
     fn after_commit(&self, work: impl FnOnce() + Send + 'static) {
         Qualified::after_commit(self, work);
+    }
+
+    fn audit(&self) -> Option<&AuditScope> {
+        Qualified::audit(self)
     }
 }
 

@@ -5,6 +5,7 @@ use super::Qualified;
 use super::changes::Changes;
 use super::qualified::{AfterCommit, Borrowed};
 use super::schema::SchemaName;
+use crate::domain::audit::AuditScope;
 use crate::error::{Error, Result};
 use sea_orm::{
     ConnectionTrait, DatabaseBackend, DatabaseTransaction, DbErr, ExecResult, QueryResult,
@@ -111,11 +112,21 @@ impl WriteTx {
                 "a WriteTx begun or joined by another Store was given to this one".into(),
             ));
         }
-        Ok(Qualified::new(
-            Borrowed(self.tx.inner()),
-            schema,
-            Some(self.hooks.clone()),
-        ))
+        Ok(
+            Qualified::new(Borrowed(self.tx.inner()), schema, Some(self.hooks.clone()))
+                .with_audit(self.tx.audit().cloned()),
+        )
+    }
+
+    /// This transaction serving a request whose audit context is `scope`: the audit
+    /// entries wfs's operations record in it wait in `scope`, and the transport
+    /// writes them, with the request's facts and its answer's status, into this
+    /// transaction before it commits ([`Wfs::write_audit`](crate::Wfs::write_audit)).
+    /// Without it, an operation writes its entries at once, with no request facts.
+    #[must_use]
+    pub fn audited(mut self, scope: AuditScope) -> Self {
+        self.tx = self.tx.with_audit(Some(scope));
+        self
     }
 
     /// Commits every change made through this transaction; then, and only then, runs

@@ -8,7 +8,7 @@ use crate::error::{AuthFailure, Error, Result};
 use crate::ids::{CompanyId, UserId};
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
-use crate::service::audit::{Actor, AuditAction};
+use crate::service::audit::{Actor, AuditAction, AuditScope};
 use crate::service::throttle::{CONSECUTIVE_FAILURES_MAX, LOGIN_WINDOW, refused};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -158,6 +158,33 @@ impl Wfs {
         password: &str,
         client: Option<IpAddr>,
     ) -> Result<SignedIn> {
+        self.sign_in_recorded(None, login, password, client).await
+    }
+
+    /// [`Wfs::sign_in`] for a request whose audit context is `audit`: its entries
+    /// (`sign_in.succeeded`, `sign_in.failed`) wait there, for the transport to write
+    /// with the request's facts, instead of being written at once without them.
+    ///
+    /// # Errors
+    /// As [`Wfs::sign_in`].
+    pub async fn sign_in_within(
+        &self,
+        audit: &AuditScope,
+        login: &str,
+        password: &str,
+        client: Option<IpAddr>,
+    ) -> Result<SignedIn> {
+        self.sign_in_recorded(Some(audit), login, password, client)
+            .await
+    }
+
+    async fn sign_in_recorded(
+        &self,
+        audit: Option<&AuditScope>,
+        login: &str,
+        password: &str,
+        client: Option<IpAddr>,
+    ) -> Result<SignedIn> {
         let typed = login.trim().to_lowercase();
         // Every per-address limit counts an IPv6 client by its /64.
         let origin = client.map(crate::domain::origin::origin);
@@ -173,7 +200,7 @@ impl Wfs {
         let verified = self.password_work.verify(password, stored).await?;
         let user = match found {
             Some(u) if verified => u,
-            known => return Err(self.sign_in_failed(&counted, origin, known).await?),
+            known => return Err(self.sign_in_failed(audit, &counted, origin, known).await?),
         };
         limits.succeeded(&counted, origin).await;
         if user.sign_in_failures > 0 {
@@ -196,7 +223,7 @@ impl Wfs {
         };
 
         let access_token = self.access_token(user.id, active.id)?;
-        self.record_sign_in(active.id, AuditAction::SignInSucceeded, user.id)
+        self.record_sign_in(audit, active.id, AuditAction::SignInSucceeded, user.id)
             .await?;
         Ok(SignedIn {
             access_token,
@@ -216,6 +243,7 @@ impl Wfs {
     /// wrong password.
     async fn sign_in_failed(
         &self,
+        audit: Option<&AuditScope>,
         counted: &str,
         origin: Option<IpAddr>,
         known: Option<user::Model>,
@@ -228,7 +256,7 @@ impl Wfs {
                 .iter()
                 .filter(|c| c.privilege == Privilege::SuperAdmin);
             for company in admin_of {
-                self.record_sign_in(company.id, AuditAction::SignInFailed, user.id)
+                self.record_sign_in(audit, company.id, AuditAction::SignInFailed, user.id)
                     .await?;
             }
         }
@@ -376,12 +404,14 @@ impl Wfs {
     /// write with the answer, or, with no request, written at once.
     async fn record_sign_in(
         &self,
+        audit: Option<&AuditScope>,
         company: CompanyId,
         action: AuditAction,
         user: uuid::Uuid,
     ) -> Result<()> {
         let actor = Some(Actor::Admin(user.into()));
-        self.record_audit_alone(company, action, actor, None).await
+        self.record_audit_alone(audit, company, action, actor, None)
+            .await
     }
 }
 

@@ -67,9 +67,12 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     if req.password.is_empty() {
         return Err(ApiError::bad_request("password must not be empty"));
     }
+    let audit = ctx
+        .audit
+        .ok_or_else(|| ApiError::internal("a sign-in runs with its request's audit trail"))?;
     let signed_in = ctx
         .wfs
-        .sign_in(&req.email, &req.password, ctx.client_ip)
+        .sign_in_within(audit, &req.email, &req.password, ctx.client_ip)
         .await?;
     Ok(Reply::json(StatusCode::OK, &SignInResult::from(signed_in))?.no_store())
 }

@@ -84,6 +84,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) client_ip: Option<std::net::IpAddr>,
     /// The write transaction; `Some` exactly for writing routes.
     pub(crate) tx: Option<&'a WriteTx>,
+    /// The request's audit context, for an operation with no transaction of its own
+    /// to record into (a sign-in); a write's travels on its transaction.
+    pub(crate) audit: Option<&'a wfs_core::service::audit::AuditScope>,
 }
 
 impl Ctx<'_> {

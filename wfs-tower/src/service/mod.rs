@@ -493,13 +493,11 @@ impl Shared {
             held: &self.held,
             client_ip,
             tx: None,
+            // A public write (sign-in) records what its operation does.
+            audit: trail.map(Trail::scope),
         };
         if !route.writes() {
-            let reply = match trail {
-                // A public write (sign-in) records what its operation does.
-                Some(trail) => trail.scope().run((route.handler)(&ctx)).await?,
-                None => (route.handler)(&ctx).await?,
-            };
+            let reply = (route.handler)(&ctx).await?;
             if route.facts.access == Access::Public {
                 return Ok(reply);
             }

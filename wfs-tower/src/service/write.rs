@@ -30,9 +30,10 @@ impl Shared {
         claim: Option<IdempotentRequest>,
         trail: &Trail,
     ) -> Result<Reply, ApiError> {
-        let tx = self.wfs.begin().await?;
+        // What the handler's operations record waits in the request's trail.
+        let tx = self.wfs.begin().await?.audited(trail.scope().clone());
         let Some(req) = claim else {
-            return match run_in(&tx, route, ctx, trail).await {
+            return match run_in(&tx, route, ctx).await {
                 Ok(reply) => {
                     let logged =
                         trail.write_in(&self.wfs, &tx, reply.status, reply.created.as_deref());
@@ -60,7 +61,7 @@ impl Shared {
             Ok(held) => held,
             Err(answer) => return answer,
         };
-        match run_in(&tx, route, ctx, trail).await {
+        match run_in(&tx, route, ctx).await {
             Ok(reply) => {
                 let stored = reply.to_stored();
                 self.complete(tx, &lock, &stored, trail, reply.created.as_deref())
@@ -154,15 +155,14 @@ async fn held(
     Err(answer)
 }
 
-/// Runs the handler of `route` inside `tx`, in the request's audit scope.
+/// Runs the handler of `route` inside `tx` (which carries the request's audit scope).
 async fn run_in<'a>(
     tx: &'a wfs_core::WriteTx,
     route: &'static Route,
     mut ctx: Ctx<'a>,
-    trail: &Trail,
 ) -> Result<Reply, ApiError> {
     ctx.tx = Some(tx);
-    trail.scope().run((route.handler)(&ctx)).await
+    (route.handler)(&ctx).await
 }
 
 /// An Idempotency-Key to claim in the write's transaction.

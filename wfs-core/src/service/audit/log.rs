@@ -1,7 +1,7 @@
 //! Reading the log: a company's entries, newest first, filtered, in pages behind
 //! sealed cursors.
 
-use super::{Actor, AuditAction, Recorded};
+use super::{Actor, AuditAction, Recorded, RequestFacts};
 use crate::Wfs;
 use crate::entity::audit_entry;
 use crate::error::{Error, Result};
@@ -10,7 +10,6 @@ use crate::persistence::repo::owned_by;
 use crate::service::page::Page;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, Condition, QueryFilter, QueryOrder, QuerySelect, Set};
-use std::net::IpAddr;
 use uuid::Uuid;
 
 /// Entries per page unless `limit` says otherwise.
@@ -19,34 +18,6 @@ pub const LIMIT_DEFAULT: u64 = 100;
 pub const LIMIT_MAX: u64 = 200;
 /// Actions one `action` filter may name.
 const ACTIONS_MAX: usize = 16;
-
-/// The request an entry was made in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestFacts {
-    /// `POST`, `PATCH`, `DELETE`...
-    pub method: String,
-    /// The route template (`/external/v1/job-roles/{id}`), never the raw path.
-    pub route: String,
-    /// The answer's status (set when the answer is known).
-    pub status: Option<u16>,
-    /// The server's own id of the request: the `X-Request-Id` the answer carried
-    /// when the caller sent none. A caller cannot choose it.
-    pub request_id: Option<String>,
-    /// The `X-Request-Id` the caller sent, as sent (and echoed): its own name for the
-    /// request, which may name another's.
-    pub client_request_id: Option<String>,
-    /// The `Idempotency-Key` sent.
-    pub idempotency_key: Option<String>,
-    /// The client's address, as the server resolved it.
-    pub ip: Option<IpAddr>,
-}
-
-impl RequestFacts {
-    pub(crate) fn with_status(mut self, status: u16) -> Self {
-        self.status = Some(status);
-        self
-    }
-}
 
 /// One entry, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]

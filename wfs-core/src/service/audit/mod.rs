@@ -8,23 +8,23 @@
 //!
 //! The operations that record (key management, webhook endpoints, sign-in) do not
 //! know the HTTP request behind them, and an embedding host calls them without one.
-//! The transport runs a request inside an [`AuditScope`] that carries the request's
-//! facts and actor; an entry recorded inside one waits there, and the transport
-//! writes it, with the answer's status, into the request's transaction before the
-//! commit ([`Wfs::write_audit`]). Outside any scope an entry is written at once into
-//! the operation's own transaction, with no request facts.
+//! The transport hands each request's [`AuditScope`], which carries the request's
+//! facts and actor, to the operations explicitly: on the write transaction
+//! ([`WriteTx::audited`]), or to a sign-in ([`Wfs::sign_in_within`]). An entry
+//! recorded with one waits there, and the transport writes it, with the answer's
+//! status, into the request's transaction before the commit ([`Wfs::write_audit`]).
+//! Without one an entry is written at once into the operation's own transaction,
+//! with no request facts.
 
-mod action;
 mod log;
 mod refused;
-mod scope;
 mod tally;
 
-pub use action::{Actor, AuditAction, Target};
-pub use log::{AuditEntry, AuditQuery, LIMIT_DEFAULT, LIMIT_MAX, RequestFacts};
+pub(crate) use crate::domain::audit::Recorded;
+pub use crate::domain::audit::{Actor, AuditAction, AuditScope, RequestFacts, Target};
+pub use log::{AuditEntry, AuditQuery, LIMIT_DEFAULT, LIMIT_MAX};
 pub use refused::REFUSAL_INTERVAL;
 pub(crate) use refused::Refusals;
-pub use scope::AuditScope;
 pub(crate) use tally::RefusedWrites;
 pub use tally::{DROPPED_ACTOR, REFUSED_ENTRIES_PER_MINUTE};
 
@@ -59,23 +59,12 @@ pub const DEFAULT_RETENTION: chrono::Duration = chrono::Duration::days(400);
 /// a long transaction, however much is due.
 pub const PURGE_BATCH: u64 = 1000;
 
-/// One entry to write: what happened, and to what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Recorded {
-    pub(crate) company: CompanyId,
-    pub(crate) action: AuditAction,
-    pub(crate) actor: Option<Actor>,
-    pub(crate) target: Option<Target>,
-    /// Recorded by an operation with no transaction of its own (a sign-in): it
-    /// stands whether or not the request's writes commit.
-    pub(crate) alone: bool,
-}
-
 impl Wfs {
-    /// Records `action` on `target` for `company`, in `conn`'s transaction, or, inside
-    /// an [`AuditScope`], for the transport to write with its request's facts. The
+    /// Records `action` on `target` for `company`: into the request's [`AuditScope`]
+    /// when `conn`'s transaction carries one (`WriteTx::audited`), for the transport
+    /// to write with its request's facts; else at once, in `conn`'s transaction. The
     /// actor is `actor` when the operation knows it (a signed-in admin), else the
-    /// scope's, else the system.
+    /// scope's, else the host's own code.
     pub(crate) async fn record_audit(
         &self,
         conn: &impl WfsConn,
@@ -91,16 +80,21 @@ impl Wfs {
             target,
             alone: false,
         };
-        match AuditScope::defer(entry) {
-            None => Ok(()),
-            Some(entry) => self.insert_audit(conn, &[entry], None).await,
+        match conn.audit() {
+            Some(scope) => {
+                scope.keep(entry);
+                Ok(())
+            }
+            None => self.insert_audit(conn, &[host_acted(entry)], None).await,
         }
     }
 
     /// [`Wfs::record_audit`] for an operation with no transaction of its own (a
-    /// sign-in, a refused key): outside a scope, written in a transaction of its own.
+    /// sign-in): into `scope` when the request has one, else in a transaction of
+    /// its own.
     pub(crate) async fn record_audit_alone(
         &self,
+        scope: Option<&AuditScope>,
         company: CompanyId,
         action: AuditAction,
         actor: Option<Actor>,
@@ -113,9 +107,12 @@ impl Wfs {
             target,
             alone: true,
         };
-        match AuditScope::defer(entry) {
-            None => Ok(()),
-            Some(entry) => self.insert_audit_alone(entry, None).await,
+        match scope {
+            Some(scope) => {
+                scope.keep(entry);
+                Ok(())
+            }
+            None => self.insert_audit_alone(host_acted(entry), None).await,
         }
     }
 
@@ -245,4 +242,11 @@ impl Wfs {
             }
         }
     }
+}
+
+/// An entry recorded outside any request: with no actor of its own, the host's code
+/// made it.
+fn host_acted(mut entry: Recorded) -> Recorded {
+    entry.actor.get_or_insert(Actor::HOST);
+    entry
 }

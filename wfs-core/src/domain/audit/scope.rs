@@ -1,14 +1,11 @@
 //! The request an operation runs for, as the transport knows it: see the module
-//! docs of `service::audit`.
+//! docs of `service::audit`. A value, handed over explicitly: the write transaction
+//! carries it (`WriteTx::audited`), and a sign-in is given it
+//! (`Wfs::sign_in_within`).
 
 use super::{Actor, Recorded, RequestFacts};
 use crate::sync::lock;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
-
-tokio::task_local! {
-    static SCOPE: AuditScope;
-}
 
 /// One request's audit context: its facts, its actor, and the entries its
 /// operations recorded, waiting for the transport to write them with the answer.
@@ -31,11 +28,6 @@ impl AuditScope {
             actor,
             pending: Vec::new(),
         })))
-    }
-
-    /// Runs `work` inside this scope: what it records waits here.
-    pub async fn run<F: Future>(&self, work: F) -> F::Output {
-        SCOPE.scope(self.clone(), work).await
     }
 
     /// Sets who the request's caller is, once authenticated.
@@ -66,20 +58,8 @@ impl AuditScope {
         lock(&self.0).actor.clone()
     }
 
-    /// Keeps `entry` in the current task's scope; hands it back when there is none.
-    pub(crate) fn defer(entry: Recorded) -> Option<Recorded> {
-        let mut entry = Some(entry);
-        let kept = SCOPE.try_with(|scope| {
-            if let Some(entry) = entry.take() {
-                lock(&scope.0).pending.push(entry);
-            }
-        });
-        match kept {
-            Ok(()) => None,
-            Err(_) => entry.map(|mut e| {
-                e.actor.get_or_insert(Actor::HOST);
-                e
-            }),
-        }
+    /// Keeps `entry` until the transport writes it with the request's facts.
+    pub(crate) fn keep(&self, entry: Recorded) {
+        lock(&self.0).pending.push(entry);
     }
 }
