@@ -16,11 +16,12 @@ use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::principal::KeyPrincipal;
 use crate::resource::{JobRole, Listed};
 use chrono::{DateTime, Utc};
+use parking_lot::RwLock;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// Keys cached at most: only verified keys are cached, so this is the number of
@@ -125,7 +126,6 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     {
         self.map
             .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(key)
             .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
             .map(|(value, _)| value.clone())
@@ -137,10 +137,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.map
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(key)
+        self.map.read().contains_key(key)
     }
 
     /// Taken before reading the database for [`ReadCache::fill`].
@@ -155,10 +152,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     /// value may predate that change), or the cache is full. Its age counts from the
     /// ticket: the read began then.
     pub(crate) fn fill(&self, ticket: Ticket, key: K, value: V) {
-        let mut map = self
-            .map
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self.map.write();
         if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
@@ -182,20 +176,14 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let mut map = self
-            .map
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self.map.write();
         self.generation.fetch_add(1, Ordering::AcqRel);
         map.remove(key);
     }
 
     #[cfg(feature = "postgres")]
     pub(crate) fn clear(&self) {
-        let mut map = self
-            .map
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut map = self.map.write();
         self.generation.fetch_add(1, Ordering::AcqRel);
         map.clear();
     }

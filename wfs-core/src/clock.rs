@@ -4,8 +4,9 @@
 //! idempotency retention, week boundaries) without sleeping.
 
 use chrono::{DateTime, SubsecRound, Utc};
+use parking_lot::Mutex;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A source of the current instant, truncated to microseconds.
 ///
@@ -38,27 +39,18 @@ impl FixedClock {
 
     /// Moves the clock to `at`.
     pub fn set(&self, at: DateTime<Utc>) {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = at.trunc_subsecs(6);
+        *self.0.lock() = at.trunc_subsecs(6);
     }
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: chrono::Duration) {
-        let mut now = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut now = self.0.lock();
         *now += by;
     }
 }
 
 impl Clock for FixedClock {
     fn now(&self) -> DateTime<Utc> {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self.0.lock()
     }
 }

@@ -72,7 +72,6 @@ pub mod persistence;
 pub mod principal;
 pub mod resource;
 pub mod service;
-mod sync;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use error::{AuthFailure, Error, Field, IdempotencyConflict, Result, Segment};

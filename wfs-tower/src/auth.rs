@@ -8,9 +8,10 @@ use crate::unknown_keys::{self, Budget, Described, UnknownKeyReads};
 use chrono::{DateTime, Utc};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use wfs_core::domain::scope::Scope;
 use wfs_core::{AdminPrincipal, KeyPrincipal};
 use wfs_core::{ApiKeyId, Wfs};
@@ -215,10 +216,7 @@ impl Authenticator {
         }
         let now = self.wfs.now();
         {
-            let mut touched = self
-                .touched
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut touched = self.touched.lock();
             match touched.get(&key.key_id) {
                 Some(at) if now - *at < wfs_core::service::api_keys::LAST_USED_GRANULARITY => {
                     return;

@@ -11,13 +11,12 @@
 //! with its empty page, and later ones are not held.
 
 use crate::error::ApiError;
-use crate::sync::lock;
 use http::StatusCode;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::watch;
 use wfs_core::{ApiKeyId, CompanyId};
@@ -82,7 +81,7 @@ impl Held {
     /// A slot for one held read of `holder`, until the answer is dropped.
     pub(crate) fn hold(&self, holder: Holder) -> Result<Slot<'_>, ApiError> {
         let caps = self.caps;
-        let mut counts = lock(&self.counts);
+        let mut counts = self.counts.lock();
         if count(&counts.by_key, &holder.key) >= caps.per_key {
             return Err(refused(format!(
                 "This API key already has {} requests waiting (wait); retry when one has been answered, or without wait",
@@ -140,7 +139,7 @@ impl Held {
 
     /// Reads held now.
     pub(crate) fn count(&self) -> usize {
-        lock(&self.counts).total
+        self.counts.lock().total
     }
 }
 
@@ -171,7 +170,7 @@ pub(crate) struct Slot<'a> {
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        let mut counts = lock(&self.held.counts);
+        let mut counts = self.held.counts.lock();
         counts.total -= 1;
         decrement(&mut counts.by_key, &self.holder.key);
         decrement(&mut counts.by_company, &self.holder.company);

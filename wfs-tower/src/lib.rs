@@ -76,7 +76,6 @@ mod router;
 mod service;
 #[cfg(feature = "redis")]
 mod sign_in_throttle;
-mod sync;
 pub mod telemetry;
 mod unknown_keys;
 

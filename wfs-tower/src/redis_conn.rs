@@ -17,11 +17,11 @@
 
 use crate::config::Config;
 use crate::redis_url::{parse_redis_url, redact_url, scrub, secrets};
-use crate::sync::lock;
+use parking_lot::Mutex;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a failed Redis is left alone before one call tries it again.
@@ -77,7 +77,7 @@ impl RedisConn {
 
     /// The connection manager, opened on first use.
     pub(crate) fn manager(&self) -> redis::RedisResult<ConnectionManager> {
-        let mut slot = lock(&self.manager);
+        let mut slot = self.manager.lock();
         if let Some(manager) = &*slot {
             return Ok(manager.clone());
         }
@@ -123,7 +123,7 @@ impl RedisConn {
             && !err.is_io_error()
             && !err.is_timeout()
         {
-            *lock(&self.manager) = None;
+            *self.manager.lock() = None;
         }
     }
 }
@@ -308,7 +308,7 @@ struct LogState {
 
 impl FailureLog {
     fn failed(&self, shown: &str, error: &str, at_start: bool, wording: Wording) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if state.last.is_some_and(|last| last.elapsed() < LOG_EVERY) {
             state.unlogged += 1;
             return;
@@ -334,7 +334,7 @@ impl FailureLog {
     }
 
     fn recovered(&self, shown: &str, wording: Wording) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         if std::mem::take(&mut state.outage) {
             let unlogged = std::mem::take(&mut state.unlogged);
             state.last = None;

@@ -20,9 +20,9 @@
 
 use crate::rate_limit::Standing;
 use http::{HeaderMap, HeaderValue};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use wfs_core::service::api_keys::KeyReadBudget;
 use wfs_core::service::audit::RequestFacts;
@@ -74,10 +74,8 @@ impl UnknownKeyReads {
         }
     }
 
-    fn full_at(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Instant>> {
-        self.full_at
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn full_at(&self) -> parking_lot::MutexGuard<'_, HashMap<Origin, Instant>> {
+        self.full_at.lock()
     }
 }
 

@@ -16,10 +16,9 @@
 //! changes may have been missed) and when it has taken twice the ids it was sized for.
 //! Its hash seed is random per process, so nobody can make up ids that it holds.
 
-use crate::sync::lock;
 use fastbloom::AtomicBloomFilter;
+use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The false-positive rate: made-up ids the filter holds by chance are read.
@@ -74,7 +73,7 @@ impl KnownIds {
     /// Whether `id` may exist: `Some(true)` when the loaded filter holds it (it is
     /// worth a read), `Some(false)` when it does not, `None` with no loaded filter.
     pub(crate) fn holds(&self, id: &str) -> Option<bool> {
-        let filter = lock(&self.filter).clone()?;
+        let filter = self.filter.lock().clone()?;
         filter
             .loaded
             .load(Ordering::Acquire)
@@ -84,7 +83,7 @@ impl KnownIds {
     /// A new filter to load, when none is loaded or loading (the caller loads it and
     /// calls [`Filter::loaded`]); `None` otherwise.
     pub(crate) fn start_loading(&self, count: usize) -> Option<Arc<Filter>> {
-        let mut slot = lock(&self.filter);
+        let mut slot = self.filter.lock();
         if slot.is_some() {
             return None;
         }
@@ -95,13 +94,13 @@ impl KnownIds {
 
     /// Whether a filter is loaded or loading.
     pub(crate) fn is_present(&self) -> bool {
-        lock(&self.filter).is_some()
+        self.filter.lock().is_some()
     }
 
     /// A key with this id was made or changed: the filter holds it from now on (or, past
     /// its size, is dropped to be loaded again, larger).
     pub(crate) fn add(&self, id: &str) {
-        let mut slot = lock(&self.filter);
+        let mut slot = self.filter.lock();
         if let Some(filter) = slot.as_ref() {
             filter.insert(id);
             if filter.full() {
@@ -113,12 +112,12 @@ impl KnownIds {
     /// Forgets the filter (changes may have been missed); the next miss loads another.
     #[cfg(any(feature = "postgres", test))]
     pub(crate) fn clear(&self) {
-        *lock(&self.filter) = None;
+        *self.filter.lock() = None;
     }
 
     /// Drops `filter` if it is still the one in place (its load failed).
     pub(crate) fn abandon(&self, filter: &Arc<Filter>) {
-        let mut slot = lock(&self.filter);
+        let mut slot = self.filter.lock();
         if slot.as_ref().is_some_and(|f| Arc::ptr_eq(f, filter)) {
             *slot = None;
         }

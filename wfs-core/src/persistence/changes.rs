@@ -54,14 +54,14 @@ pub(super) mod listener;
 use super::waiters::Waiters;
 use crate::cache::{Caches, ReadCache};
 use crate::ids::CompanyId;
-use crate::sync::lock;
+use parking_lot::Mutex;
 use sea_orm::DatabaseBackend;
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::hash::Hash;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -195,7 +195,7 @@ impl Changes {
             return true;
         }
         let topic = topic();
-        !lock(&self.pending).iter().any(|p| p.topic == topic)
+        !self.pending.lock().iter().any(|p| p.topic == topic)
     }
 
     /// `key`'s value from `cache`, or what `load` reads, kept for the next read when
@@ -233,7 +233,7 @@ impl Changes {
         self.caches.invalidate(&topic);
         let after = self.begun.load(Ordering::Acquire);
         {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock();
             // A transaction that changes one topic many times (a renamed role bumps
             // each of its members' versions) leaves one entry.
             if !pending.iter().any(|p| p.after == after && p.topic == topic) {
@@ -249,7 +249,7 @@ impl Changes {
     pub(crate) fn event_written(&self) {
         let after = self.begun.load(Ordering::Acquire);
         {
-            let mut pending = lock(&self.events_pending);
+            let mut pending = self.events_pending.lock();
             if pending.back() != Some(&after) {
                 pending.push_back(after);
             }
@@ -275,7 +275,7 @@ impl Changes {
 
     /// A write transaction begins: its sequence number, for [`Changes::ended`].
     pub(crate) fn begin(&self) -> u64 {
-        let mut open = lock(&self.open);
+        let mut open = self.open.lock();
         let seq = self.begun.fetch_add(1, Ordering::AcqRel) + 1;
         open.insert(seq);
         seq
@@ -283,7 +283,7 @@ impl Changes {
 
     /// A write transaction has ended (committed, rolled back or dropped).
     pub(crate) fn ended(&self, seq: u64) {
-        lock(&self.open).remove(&seq);
+        self.open.lock().remove(&seq);
         self.settle();
     }
 
@@ -294,11 +294,11 @@ impl Changes {
         {
             return;
         }
-        let oldest_open = lock(&self.open).first().copied();
+        let oldest_open = self.open.lock().first().copied();
         if self.events_pending_len.load(Ordering::Acquire) > 0 {
             let mut settled = false;
             {
-                let mut pending = lock(&self.events_pending);
+                let mut pending = self.events_pending.lock();
                 while let Some(&after) = pending.front()
                     && oldest_open.is_none_or(|oldest| oldest > after)
                 {
@@ -316,7 +316,7 @@ impl Changes {
             }
         }
         let settled: Vec<Topic> = {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock();
             let mut settled = Vec::new();
             pending.retain(|p| {
                 let done = oldest_open.is_none_or(|oldest| oldest > p.after);

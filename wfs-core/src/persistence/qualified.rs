@@ -20,7 +20,7 @@
 
 use super::schema::{SchemaName, qualify};
 use crate::domain::audit::AuditScope;
-use crate::sync::lock;
+use parking_lot::Mutex;
 use sea_orm::{
     AccessMode, ConnectionTrait, DbBackend, DbErr, ExecResult, IsolationLevel, QueryResult,
     Statement, TransactionError, TransactionOptions, TransactionSession, TransactionTrait,
@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A connection or transaction whose statements are wfs's: on PostgreSQL with a
 /// schema set, each statement's references to wfs's tables are qualified with that
@@ -385,7 +385,7 @@ pub(crate) struct AfterCommit {
 impl fmt::Debug for AfterCommit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AfterCommit")
-            .field("waiting", &lock(&self.work).len())
+            .field("waiting", &self.work.lock().len())
             .finish()
     }
 }
@@ -399,15 +399,15 @@ impl AfterCommit {
     }
 
     pub(crate) fn push(&self, work: Work) {
-        lock(&self.work).push(work);
+        self.work.lock().push(work);
     }
 
     /// The transaction has committed: a savepoint's work joins its parent's, a
     /// transaction's runs now.
     pub(crate) fn committed(&self) {
-        let work = std::mem::take(&mut *lock(&self.work));
+        let work = std::mem::take(&mut *self.work.lock());
         match &self.parent {
-            Some(parent) => lock(&parent.work).extend(work),
+            Some(parent) => parent.work.lock().extend(work),
             None => work.into_iter().for_each(|work| work()),
         }
     }

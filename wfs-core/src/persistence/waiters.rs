@@ -10,9 +10,9 @@
 //! nothing new and go on waiting.
 
 use crate::ids::CompanyId;
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Notify;
 
 /// The held readers of every company, by company.
@@ -24,7 +24,9 @@ pub(crate) struct Waiters {
 impl Waiters {
     /// Registers a held reader of `company` until the answer is dropped.
     pub(crate) fn register(self: &Arc<Self>, company: CompanyId) -> Waiter {
-        let notify = lock(&self.by_company)
+        let notify = self
+            .by_company
+            .lock()
             .entry(company)
             .or_insert_with(|| Arc::new(Notify::new()))
             .clone();
@@ -37,7 +39,7 @@ impl Waiters {
 
     /// Wakes the held readers of `company`, if any.
     pub(crate) fn wake(&self, company: CompanyId) {
-        if let Some(notify) = lock(&self.by_company).get(&company) {
+        if let Some(notify) = self.by_company.lock().get(&company) {
             notify.notify_waiters();
         }
     }
@@ -45,7 +47,7 @@ impl Waiters {
     /// Wakes every held reader (the PostgreSQL listener, when it hears again).
     #[cfg(feature = "postgres")]
     pub(crate) fn wake_all(&self) {
-        for notify in lock(&self.by_company).values() {
+        for notify in self.by_company.lock().values() {
             notify.notify_waiters();
         }
     }
@@ -53,7 +55,7 @@ impl Waiters {
     /// Companies with a held reader.
     #[cfg(test)]
     pub(crate) fn companies(&self) -> usize {
-        lock(&self.by_company).len()
+        self.by_company.lock().len()
     }
 }
 
@@ -77,7 +79,7 @@ impl Waiter {
 
 impl Drop for Waiter {
     fn drop(&mut self) {
-        let mut by_company = lock(&self.waiters.by_company);
+        let mut by_company = self.waiters.by_company.lock();
         // The map's reference and this one: the last reader of the company leaves.
         if Arc::strong_count(&self.notify) == 2 {
             by_company.remove(&self.company);

@@ -33,9 +33,10 @@ use crate::persistence::WfsConn;
 use crate::persistence::sql;
 use crate::service::audit::{AuditAction, AuditScope, Target};
 use chrono::{DateTime, Utc};
+use parking_lot::Mutex;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryTrait};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// How long a completed record is replayed; after that the key may be reused.
@@ -82,11 +83,7 @@ impl InFlight {
     /// `None` when the pair is already in flight.
     fn enter(keys: &Arc<InFlightKeys>, scope: &str, key: &IdempotencyKey) -> Option<Self> {
         let pair = (scope.to_owned(), key.as_str().to_owned());
-        let fresh = keys
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(pair.clone());
+        let fresh = keys.0.lock().insert(pair.clone());
         fresh.then(|| Self {
             keys: keys.clone(),
             pair,
@@ -96,11 +93,7 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.keys
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&self.pair);
+        self.keys.0.lock().remove(&self.pair);
     }
 }
 

@@ -11,7 +11,7 @@
 //! ([`slow_down`]: [`SLOW_DOWN_STEP`] per failure past the limit, at most
 //! [`SLOW_DOWN_MAX`]), and still succeeds with the right password. Such a login's
 //! attempts are also checked one at a time, a few waiting at most
-//! ([`turns`](GuessTurns)), so guesses sent side by side from many addresses are
+//! (`throttle::turns`), so guesses sent side by side from many addresses are
 //! checked in a row, each after its wait. Past [`CONSECUTIVE_FAILURES_MAX`] wrong
 //! passwords in a row (counted in the store, every server and window together), the
 //! user's sign-in is refused from every address those guesses came from; another
@@ -122,7 +122,7 @@ pub trait SignInLimits: Send + Sync + std::fmt::Debug {
 /// `failures` times in [`LOGIN_WINDOW`] from all addresses: none while the login has
 /// budget left, then [`SLOW_DOWN_STEP`] for the first attempt past it and one more step
 /// per failure since. Every attempt past the budget waits, so that each takes its
-/// login's turn ([`GuessTurns`]): attempts sent together when the budget ran out would
+/// login's turn (`throttle::turns`): attempts sent together when the budget ran out would
 /// otherwise all be checked at once.
 pub fn slow_down(failures: usize) -> Duration {
     let Some(past) = failures.saturating_add(1).checked_sub(LOGIN_FAILURES) else {

@@ -11,10 +11,10 @@
 //! connection yet is admitted: the last slots are kept for clients that have none,
 //! so addresses that already hold connections cannot take them all.
 
-use super::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The IPv6 blocks an address is counted in, with each one's cap as a multiple of
 /// the per-address cap.
@@ -79,7 +79,7 @@ impl AddressCap {
             return Ok(AddressSlot(None));
         }
         let blocks = blocks_of(ip);
-        let mut open = lock(&self.open);
+        let mut open = self.open.lock();
         let counts: Vec<usize> = blocks
             .iter()
             .map(|(block, _)| open.get(block).copied().unwrap_or(0))
@@ -104,7 +104,7 @@ impl AddressCap {
     /// Blocks holding connections now.
     #[cfg(test)]
     fn blocks(&self) -> usize {
-        lock(&self.open).len()
+        self.open.lock().len()
     }
 }
 
@@ -133,7 +133,7 @@ impl Drop for AddressSlot {
         let Some((cap, keys)) = self.0.take() else {
             return;
         };
-        let mut open = lock(&cap.open);
+        let mut open = cap.open.lock();
         for key in keys {
             if let Some(count) = open.get_mut(&key) {
                 *count -= 1;

@@ -42,12 +42,6 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-/// The maps behind the caps' locks are still consistent after a panic elsewhere: each
-/// change to them is one insert or one remove, so a poisoned lock is taken as it is.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Time allowed for a request head, from its first byte (or from the connect).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time a keep-alive connection may wait, with nothing in flight, for its next request.

@@ -23,11 +23,11 @@
 //! [`AddressCap`]: super::AddressCap
 
 use super::address::Admission;
-use super::lock;
 use atomic_waker::AtomicWaker;
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::Context;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -120,7 +120,7 @@ impl Slots {
             evicted: AtomicBool::new(false),
             waker: AtomicWaker::new(),
         });
-        lock(&self.open).insert(id, watched.clone());
+        self.open.lock().insert(id, watched.clone());
         Held {
             id,
             watched,
@@ -143,7 +143,9 @@ impl Slots {
         if wanted == 0 {
             return 0;
         }
-        let mut idle: Vec<(u64, Arc<Watched>)> = lock(&self.open)
+        let mut idle: Vec<(u64, Arc<Watched>)> = self
+            .open
+            .lock()
             .values()
             .filter(|w| !w.evicted.load(Ordering::Relaxed))
             .filter_map(|w| {
@@ -211,7 +213,7 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         let slots = &self.watched.slots;
-        lock(&slots.open).remove(&self.id);
+        slots.open.lock().remove(&self.id);
         if self.watched.evicted.load(Ordering::Acquire) {
             slots.evicting.fetch_sub(1, Ordering::Relaxed);
         }

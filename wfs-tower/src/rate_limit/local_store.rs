@@ -3,9 +3,8 @@
 //! stores thus make the same decisions.
 
 use super::gcra::{ScriptParams, step};
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Instant;
 use wfs_core::ApiKeyId;
 
@@ -36,7 +35,7 @@ impl LocalStore {
     /// Decides one request of `key`: (allowed, TAT ahead of now).
     pub(super) fn check(&self, key: &ApiKeyId) -> (bool, u64) {
         let now = self.now();
-        let mut tats = lock(&self.tats);
+        let mut tats = self.tats.lock();
         let (allowed, ahead, stored) = step(tats.get(key).copied(), now, self.params);
         if let Some(tat) = stored {
             if tats.len() >= PRUNE_ABOVE && !tats.contains_key(key) {

@@ -4,8 +4,8 @@
 //! (`Wfs::sign_in_within`).
 
 use super::{Actor, Recorded, RequestFacts};
-use crate::sync::lock;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// One request's audit context: its facts, its actor, and the entries its
 /// operations recorded, waiting for the transport to write them with the answer.
@@ -32,34 +32,34 @@ impl AuditScope {
 
     /// Sets who the request's caller is, once authenticated.
     pub fn set_actor(&self, actor: Actor) {
-        lock(&self.0).actor = Some(actor);
+        self.0.lock().actor = Some(actor);
     }
 
     /// Drops what was recorded with the request's writes: they rolled back. What
     /// was recorded on its own (a sign-in's outcome) stays.
     pub fn discard(&self) {
-        lock(&self.0).pending.retain(|e| e.alone);
+        self.0.lock().pending.retain(|e| e.alone);
     }
 
     /// Whether anything waits to be written.
     pub fn has_pending(&self) -> bool {
-        !lock(&self.0).pending.is_empty()
+        !self.0.lock().pending.is_empty()
     }
 
     pub(crate) fn take(&self) -> Vec<Recorded> {
-        std::mem::take(&mut lock(&self.0).pending)
+        std::mem::take(&mut self.0.lock().pending)
     }
 
     pub(crate) fn facts(&self) -> Option<RequestFacts> {
-        lock(&self.0).facts.clone()
+        self.0.lock().facts.clone()
     }
 
     pub(crate) fn actor(&self) -> Option<Actor> {
-        lock(&self.0).actor.clone()
+        self.0.lock().actor.clone()
     }
 
     /// Keeps `entry` until the transport writes it with the request's facts.
     pub(crate) fn keep(&self, entry: Recorded) {
-        lock(&self.0).pending.push(entry);
+        self.0.lock().pending.push(entry);
     }
 }

@@ -11,9 +11,8 @@ use super::{Actor, AuditAction, RequestFacts, Target};
 use crate::Wfs;
 use crate::ids::ApiKeyId;
 use crate::principal::KeyPrincipal;
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The least time between two `api_key.refused` entries of one key (per process).
@@ -28,7 +27,7 @@ pub(crate) struct Refusals(Mutex<HashMap<(ApiKeyId, AuditAction), Instant>>);
 impl Refusals {
     /// Whether a refusal of `key` is due for an entry now (and if so, takes it).
     pub(super) fn due(&self, key: (ApiKeyId, AuditAction), now: Instant) -> bool {
-        let mut last = lock(&self.0);
+        let mut last = self.0.lock();
         if last
             .get(&key)
             .is_some_and(|at| now.duration_since(*at) < REFUSAL_INTERVAL)

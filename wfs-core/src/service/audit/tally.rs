@@ -21,11 +21,10 @@ use crate::Wfs;
 use crate::entity::audit_entry;
 use crate::error::Result;
 use crate::ids::CompanyId;
-use crate::sync::lock;
 use chrono::{DateTime, Utc};
+use parking_lot::Mutex;
 use sea_orm::{EntityTrait, Set};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -82,7 +81,7 @@ impl RefusedWrites {
     /// Counts `entries` (one refusal's), refused at `at`.
     fn count(&self, entries: Vec<Recorded>, facts: Option<&RequestFacts>, at: DateTime<Utc>) {
         let minute = minute_of(at);
-        let mut tallies = lock(&self.tallies);
+        let mut tallies = self.tallies.lock();
         let Tallies { groups, opened } = &mut *tallies;
         for entry in entries {
             let actor = entry.actor.as_ref().unwrap_or(&Actor::HOST).parts();
@@ -122,7 +121,7 @@ impl RefusedWrites {
     /// Takes the tallies whose minute is over at `now` (every one with `all`).
     fn take_due(&self, now: DateTime<Utc>, all: bool) -> Vec<Tally> {
         let current = minute_of(now);
-        let mut tallies = lock(&self.tallies);
+        let mut tallies = self.tallies.lock();
         let Tallies { groups, opened } = &mut *tallies;
         let due: Vec<Group> = groups
             .keys()
@@ -136,7 +135,7 @@ impl RefusedWrites {
     }
 
     fn is_empty(&self) -> bool {
-        lock(&self.tallies).groups.is_empty()
+        self.tallies.lock().groups.is_empty()
     }
 }
 
@@ -163,7 +162,7 @@ fn dropped(company: CompanyId, minute: i64) -> (Group, Recorded, Option<RequestF
 
 impl Wfs {
     /// Tallies the entries of a refused write (what `scope` kept, and `extra`, with the
-    /// answer's `status`) instead of writing them now: see [`tally`](self). The
+    /// answer's `status`) instead of writing them now (see the module docs of `service::audit`, "tally"). The
     /// transport calls it after a 4xx that stored nothing; the first refusal arms a
     /// task that writes the tallies once their minute is over.
     pub fn record_refused_write(

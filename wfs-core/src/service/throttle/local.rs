@@ -9,12 +9,11 @@ use super::{
     ADDRESS_ATTEMPTS, ADDRESS_WINDOW, LOGIN_FAILURES, LOGIN_FAILURES_KEPT, LOGIN_WINDOW, Pending,
     SignInLimits, refused, slow_down,
 };
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Table size above which expired keys are swept.
@@ -121,7 +120,7 @@ impl SignInThrottle {
         address: Option<IpAddr>,
         now: Instant,
     ) -> Result<Duration, Duration> {
-        let mut logs = lock(&self.inner);
+        let mut logs = self.inner.lock();
         let attempt = (login.to_owned(), address);
         let wait = [
             logs.failures.wait(&attempt, now),
@@ -141,14 +140,15 @@ impl SignInThrottle {
 
     /// [`SignInLimits::failed`] at `now`.
     pub fn failed_at(&self, login: &str, address: Option<IpAddr>, now: Instant) {
-        let mut logs = lock(&self.inner);
+        let mut logs = self.inner.lock();
         logs.failures.record((login.to_owned(), address), now);
         logs.login_failures.record(login.to_owned(), now);
     }
 
     /// [`SignInLimits::succeeded`], at once.
     pub fn forget(&self, login: &str, address: Option<IpAddr>) {
-        lock(&self.inner)
+        self.inner
+            .lock()
             .failures
             .entries
             .remove(&(login.to_owned(), address));
@@ -157,7 +157,9 @@ impl SignInThrottle {
     /// [`SignInLimits::failed_from`] at `now`.
     pub fn failed_from_at(&self, login: &str, address: Option<IpAddr>, now: Instant) -> bool {
         address.is_none()
-            || lock(&self.inner)
+            || self
+                .inner
+                .lock()
                 .failures
                 .recent(&(login.to_owned(), address), now)
                 > 0
@@ -310,6 +312,6 @@ mod tests {
             let now = start + LOGIN_WINDOW * (i / SWEEP_AT as u64) as u32;
             t.failed_at(&format!("nobody{i}"), None, now);
         }
-        assert!(lock(&t.inner).failures.entries.len() <= SWEEP_AT + 1);
+        assert!(t.inner.lock().failures.entries.len() <= SWEEP_AT + 1);
     }
 }

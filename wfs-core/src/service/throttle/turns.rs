@@ -7,9 +7,9 @@
 //! in this process; and at most [`TURNS_WAITING`] may wait for a turn, the next is
 //! refused with `429` at once rather than held.
 
-use crate::sync::lock;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Attempts of one login that may wait for their turn; one more is refused.
 pub const TURNS_WAITING: usize = 4;
@@ -31,7 +31,7 @@ impl GuessTurns {
     /// Waits for `login`'s turn; `None` when [`TURNS_WAITING`] attempts already wait.
     pub(crate) async fn take(&self, login: &str) -> Option<Turn<'_>> {
         let turn = {
-            let mut logins = lock(&self.logins);
+            let mut logins = self.logins.lock();
             let turn = logins.entry(login.to_owned()).or_default();
             // Held by the map, the attempt being checked, and those waiting.
             if Arc::strong_count(turn) > TURNS_WAITING + 1 {
@@ -52,7 +52,7 @@ impl GuessTurns {
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        let mut logins = lock(&self.turns.logins);
+        let mut logins = self.turns.logins.lock();
         // The last attempt of its login forgets it: the map holds only logins in use.
         if logins
             .get(&self.login)
@@ -88,6 +88,6 @@ mod tests {
         for w in waiting {
             assert!(w.await.unwrap(), "each got its turn in the end");
         }
-        assert!(lock(&turns.logins).is_empty(), "nothing kept");
+        assert!(turns.logins.lock().is_empty(), "nothing kept");
     }
 }

@@ -109,7 +109,7 @@ pub struct Webhooks {
     pub(crate) sequencer: tokio::sync::Mutex<()>,
     /// When the first receiver of [`Wfs::subscribe_events`] subscribed while the feed
     /// was not reading: the feed starts from there.
-    pub(crate) subscribed_since: std::sync::Mutex<Option<Uuid>>,
+    pub(crate) subscribed_since: parking_lot::Mutex<Option<Uuid>>,
 }
 
 impl Webhooks {
@@ -119,7 +119,7 @@ impl Webhooks {
             wake: Notify::new(),
             committed: broadcast::channel(1024).0,
             sequencer: tokio::sync::Mutex::new(()),
-            subscribed_since: std::sync::Mutex::new(None),
+            subscribed_since: parking_lot::Mutex::new(None),
         }
     }
 
@@ -173,11 +173,7 @@ impl Wfs {
     /// This feed is that stream from the moment the first receiver exists while the
     /// worker runs, re-broadcast.
     pub fn subscribe_events(&self) -> broadcast::Receiver<CommittedEvent> {
-        let mut since = self
-            .webhooks
-            .subscribed_since
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut since = self.webhooks.subscribed_since.lock();
         since.get_or_insert_with(crate::service::events::id_floor_now);
         self.webhooks.committed.subscribe()
     }

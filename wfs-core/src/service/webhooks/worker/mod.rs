@@ -260,12 +260,7 @@ impl Feed {
         }
         // From the first subscription made while nobody read (events committed since
         // then are not lost to the worker's next pass); later subscribers join live.
-        let since = wfs
-            .webhooks()
-            .subscribed_since
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+        let since = wfs.webhooks().subscribed_since.lock().take();
         let reader = self.reader.get_or_insert_with(|| {
             let floor = since.unwrap_or_else(crate::service::events::id_floor_now);
             Reader::since(wfs.clone(), EventsFrom::Now, floor)
