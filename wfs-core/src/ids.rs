@@ -91,6 +91,8 @@ id_type! {
     WebhookDeliveryId,
     /// A webhook event (also the `webhook-id` of its deliveries).
     WebhookEventId,
+    /// An entry of a company's audit log.
+    AuditEntryId,
 }
 
 /// A list filter on an id, as the caller sent it. A value that is not even a

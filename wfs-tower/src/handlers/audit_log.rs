@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
-use wfs_core::service::audit::{AuditEntry, AuditQuery, LIMIT_MAX};
+use wfs_core::service::audit::{AuditLogEntry, AuditQuery, LIMIT_MAX};
 use wfs_core::service::webhooks::Page;
 use wfs_core::{CompanyId, Wfs};
 
@@ -105,7 +105,7 @@ struct Export {
     wfs: Wfs,
     company: CompanyId,
     query: AuditQuery,
-    first: Option<Page<AuditEntry>>,
+    first: Option<Page<AuditLogEntry>>,
     done: bool,
 }
 
@@ -135,7 +135,7 @@ impl Export {
         self.query.cursor = page.next_cursor;
         let mut buf = Vec::with_capacity(page.data.len() * 320);
         for entry in page.data {
-            if let Err(err) = serde_json::to_writer(&mut buf, &AuditLogEntry::from(entry)) {
+            if let Err(err) = serde_json::to_writer(&mut buf, &entry) {
                 self.done = true;
                 return Some((Err(Box::new(err)), self));
             }

@@ -13,23 +13,26 @@ use crate::ids::CompanyId;
 use std::net::IpAddr;
 
 /// The request an entry was made in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AuditRequest))]
 pub struct RequestFacts {
-    /// `POST`, `PATCH`, `DELETE`...
+    /// `POST`, `PATCH`, `DELETE`, ...
     pub method: String,
     /// The route template (`/external/v1/job-roles/{id}`), never the raw path.
     pub route: String,
-    /// The answer's status (set when the answer is known).
+    /// The answer's HTTP status.
     pub status: Option<u16>,
-    /// The server's own id of the request: the `X-Request-Id` the answer carried
-    /// when the caller sent none. A caller cannot choose it.
+    /// The server's own id of the request: the answer's `X-Request-Id` when the
+    /// caller sent none. The caller cannot choose it.
     pub request_id: Option<String>,
-    /// The `X-Request-Id` the caller sent, as sent (and echoed): its own name for the
-    /// request, which may name another's.
+    /// The `X-Request-Id` the caller sent (and the answer echoed), as sent; null when
+    /// it sent none.
     pub client_request_id: Option<String>,
-    /// The `Idempotency-Key` sent.
+    /// The `Idempotency-Key` sent, if any.
     pub idempotency_key: Option<String>,
-    /// The client's address, as the server resolved it.
+    /// The client's address as the server resolved it (behind trusted proxies, from
+    /// `X-Forwarded-For`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub ip: Option<IpAddr>,
 }
 

@@ -7,6 +7,7 @@ use crate::entity::audit_entry;
 use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::repo::owned_by;
+use crate::resource::audit::AuditLogEntry;
 use crate::service::page::Page;
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, Condition, QueryFilter, QueryOrder, QuerySelect, Set};
@@ -18,28 +19,6 @@ pub const LIMIT_DEFAULT: u64 = 100;
 pub const LIMIT_MAX: u64 = 200;
 /// Actions one `action` filter may name.
 const ACTIONS_MAX: usize = 16;
-
-/// One entry, as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditEntry {
-    /// Its id.
-    pub id: Uuid,
-    /// When it happened.
-    pub occurred_at: DateTime<Utc>,
-    /// What happened (its wire name).
-    pub action: String,
-    /// `api_key`, `admin` or `system`.
-    pub actor_type: String,
-    /// The key's id, the admin's user id, or the system's name.
-    pub actor_id: String,
-    /// What it was done to, if anything: `(type, id)`.
-    pub target: Option<(String, String)>,
-    /// The request it was made in, if any (for a tally, the first of them).
-    pub request: Option<RequestFacts>,
-    /// How many times it happened: refused writes of one actor to one route with one
-    /// status in one minute are one entry (`service::audit::tally`); 1 otherwise.
-    pub count: u32,
-}
 
 /// Filters of [`Wfs::list_audit_log`], as received.
 #[derive(Debug, Clone, Default)]
@@ -167,30 +146,6 @@ pub(super) fn row(
     }
 }
 
-impl From<audit_entry::Model> for AuditEntry {
-    fn from(m: audit_entry::Model) -> Self {
-        let request = m.route.map(|route| RequestFacts {
-            method: m.method.unwrap_or_default(),
-            route,
-            status: m.status.and_then(|s| u16::try_from(s).ok()),
-            request_id: m.request_id,
-            client_request_id: m.client_request_id,
-            idempotency_key: m.idempotency_key,
-            ip: m.ip.and_then(|ip| ip.parse().ok()),
-        });
-        Self {
-            id: m.id,
-            occurred_at: m.occurred_at,
-            action: m.action,
-            actor_type: m.actor_type,
-            actor_id: m.actor_id,
-            target: m.target_type.zip(m.target_id),
-            count: u32::try_from(m.count).unwrap_or(1),
-            request,
-        }
-    }
-}
-
 impl Wfs {
     /// The company's audit log, newest first, one page. Reading it is not logged.
     ///
@@ -200,7 +155,7 @@ impl Wfs {
         &self,
         company: CompanyId,
         query: AuditQuery,
-    ) -> Result<Page<AuditEntry>> {
+    ) -> Result<Page<AuditLogEntry>> {
         let filter = Filter::of(&query)?;
         let scope = filter.scope(company);
         let after = self.open_cursor(&scope, query.cursor.as_deref(), |position| {
@@ -248,7 +203,7 @@ impl Wfs {
             self.seal_cursor(&scope, &position)
         });
         Ok(Page {
-            data: rows.into_iter().map(AuditEntry::from).collect(),
+            data: rows.into_iter().map(AuditLogEntry::from).collect(),
             limit: filter.limit,
             next_cursor,
         })

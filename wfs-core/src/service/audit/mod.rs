@@ -22,7 +22,8 @@ mod tally;
 
 pub(crate) use crate::domain::audit::Recorded;
 pub use crate::domain::audit::{Actor, AuditAction, AuditScope, RequestFacts, Target};
-pub use log::{AuditEntry, AuditQuery, LIMIT_DEFAULT, LIMIT_MAX};
+pub use crate::resource::audit::{AuditActor, AuditLogEntry, AuditTarget};
+pub use log::{AuditQuery, LIMIT_DEFAULT, LIMIT_MAX};
 pub use refused::REFUSAL_INTERVAL;
 pub(crate) use refused::Refusals;
 pub(crate) use tally::RefusedWrites;

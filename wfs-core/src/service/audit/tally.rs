@@ -6,7 +6,7 @@
 //! company's writes slowed from 3.4 to 53 ms (issue 33). So the transport hands such
 //! a refusal's entries here ([`Wfs::record_refused_write`]), and they are counted in
 //! the process: one entry per company, action, actor, method, route, status and
-//! minute, with its [`count`](super::AuditEntry::count) and the first refusal's
+//! minute, with its [`count`](super::AuditLogEntry::count) and the first refusal's
 //! request and target, written in one statement once its minute is over. A company
 //! adds at most [`REFUSED_ENTRIES_PER_MINUTE`] such entries a minute; past that, its
 //! refusals are counted in one `audit.dropped` entry for the minute.
