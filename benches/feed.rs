@@ -119,10 +119,7 @@ async fn heavy(f: common::Fixture) {
         to.format("%Y-%m-%dT%H:%M:%SZ")
     );
     let walk = |svc: WfsService| {
-        let (id, secret) = (
-            f.key.client_id.clone(),
-            f.key.client_secret.expose().to_owned(),
-        );
+        let (id, secret) = (f.key.client_id.clone(), f.key.secret().to_owned());
         let first = first.clone();
         async move {
             let (mut pages, mut resources, mut embedded, mut largest) = (0, 0, 0, 0);
@@ -328,7 +325,7 @@ async fn main() {
     let svc = WfsService::new(wfs.clone());
     let get = |path: String| {
         let svc = svc.clone();
-        let (id, secret) = (key.client_id.clone(), key.client_secret.expose().to_owned());
+        let (id, secret) = (key.client_id.clone(), key.secret().to_owned());
         async move {
             let req = Request::get(path)
                 .header("x-api-key", id)

@@ -93,10 +93,7 @@ async fn wake_ups(
     writer: &Wfs,
     rounds: usize,
 ) -> Vec<Duration> {
-    let (id, secret) = (
-        f.key.client_id.clone(),
-        f.key.client_secret.expose().to_owned(),
-    );
+    let (id, secret) = (f.key.client_id.clone(), f.key.secret().to_owned());
     let get = |url: String| {
         http.get(url)
             .header("x-api-key", &id)
@@ -141,10 +138,7 @@ async fn throughput(
     if_none_match: Option<&str>,
     status: u16,
 ) -> f64 {
-    let (id, secret) = (
-        f.key.client_id.clone(),
-        f.key.client_secret.expose().to_owned(),
-    );
+    let (id, secret) = (f.key.client_id.clone(), f.key.secret().to_owned());
     let tag = if_none_match.map(str::to_owned);
     let request = move || {
         let mut req = Request::get("/external/v1/job-roles")
@@ -244,7 +238,7 @@ async fn many_held(
     let request = format!(
         "GET {FEED}?start=now&wait=60 HTTP/1.1\r\nhost: {addr}\r\nx-api-key: {}\r\nx-api-secret: {}\r\n\r\n",
         f.key.client_id,
-        f.key.client_secret.expose()
+        f.key.secret()
     );
     let mut connections = Vec::with_capacity(held_n);
     for _ in 0..held_n {
@@ -285,7 +279,7 @@ async fn revalidated(
     let tag = http
         .get(format!("{base}/external/v1/job-roles"))
         .header("x-api-key", &f.key.client_id)
-        .header("x-api-secret", f.key.client_secret.expose())
+        .header("x-api-secret", f.key.secret())
         .send()
         .await
         .unwrap()
@@ -329,7 +323,7 @@ async fn over_http(
             let mut get = http
                 .get(format!("{base}/external/v1/job-roles"))
                 .header("x-api-key", &f.key.client_id)
-                .header("x-api-secret", f.key.client_secret.expose());
+                .header("x-api-secret", f.key.secret());
             if let Some(tag) = if_none_match {
                 get = get.header("if-none-match", tag);
             }

@@ -123,7 +123,7 @@ async fn main() {
     for run in 0..runs + 2 {
         let req = Request::get(path)
             .header("x-api-key", &key.client_id)
-            .header("x-api-secret", key.client_secret.expose())
+            .header("x-api-secret", key.secret())
             .body(Full::new(Bytes::new()))
             .unwrap();
         let t = Instant::now();

@@ -38,7 +38,7 @@ async fn main() {
     let svc = WfsService::new(wfs);
     let request = {
         let client_id = key.client_id.clone();
-        let secret = key.client_secret.expose().to_owned();
+        let secret = key.secret().to_owned();
         move || {
             Request::get("/external/v1/job-roles")
                 .header("x-api-key", &client_id)

@@ -90,7 +90,7 @@ async fn write_throughput(
     concurrency: usize,
 ) -> f64 {
     let client_id = f.key.client_id.clone();
-    let secret = f.key.client_secret.expose().to_owned();
+    let secret = f.key.secret().to_owned();
     let per_task = writes / concurrency;
     let started = Instant::now();
     let tasks: Vec<_> = (0..concurrency)

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use wfs_core::domain::shift::Capacity;
 use wfs_core::domain::time::{self, DayOfWeek, HhMm};
 use wfs_core::service::accounts::NewCompanyAdmin;
-use wfs_core::service::api_keys::{IssuedKey, NewApiKey};
+use wfs_core::service::api_keys::{IssuedApiKey, NewApiKey};
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::service::locations::NewLocation;
 use wfs_core::service::shifts::NewShiftSlot;
@@ -19,7 +19,7 @@ pub(crate) struct Fixture {
     pub company: CompanyId,
     /// The super admin's membership: a workforce resource of the company.
     pub admin: wfs_core::MembershipId,
-    pub key: IssuedKey,
+    pub key: IssuedApiKey,
     pub location: LocationId,
     pub role: JobRoleId,
     _dir: tempfile::TempDir,

@@ -336,8 +336,8 @@ async fn legacy_keys_without_stored_scopes_read_and_write_the_workforce() {
     tx.commit().await.unwrap();
     let legacy = Key {
         id: issued.id.to_string(),
-        client_id: issued.client_id,
-        secret: issued.client_secret.expose().into(),
+        client_id: issued.client_id.clone(),
+        secret: issued.secret().into(),
     };
 
     app.post(&legacy, ROLES, &json!({"title": "Nurse"}))

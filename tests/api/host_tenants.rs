@@ -47,8 +47,8 @@ async fn key_for(app: &TestApp, company: &wfs_core::Company) -> Key {
     tx.commit().await.unwrap();
     Key {
         id: issued.id.to_string(),
-        client_id: issued.client_id,
-        secret: issued.client_secret.expose().to_owned(),
+        client_id: issued.client_id.clone(),
+        secret: issued.secret().to_owned(),
     }
 }
 

@@ -635,8 +635,8 @@ async fn all_three_routes_need_availability_read() {
     tx.commit().await.unwrap();
     let legacy = Key {
         id: legacy.id.to_string(),
-        client_id: legacy.client_id,
-        secret: legacy.client_secret.expose().into(),
+        client_id: legacy.client_id.clone(),
+        secret: legacy.secret().into(),
     };
     let default_scopes = s.app.key_with(&s.company, json!({"name": "d"})).await;
 

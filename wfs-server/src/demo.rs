@@ -459,6 +459,6 @@ impl Demo<'_> {
                 },
             )
             .await?;
-        Ok((key.client_id, key.client_secret.expose().to_owned()))
+        Ok((key.client_id.clone(), key.secret().to_owned()))
     }
 }

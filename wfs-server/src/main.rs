@@ -354,7 +354,7 @@ async fn create_key(args: CreateKeyArgs) -> Result<(), BoxError> {
     let printed = IssuedKeyLine {
         id: key.id,
         client_id: &key.client_id,
-        client_secret: key.client_secret.expose(),
+        client_secret: key.secret(),
         scopes: key.scopes.names(),
     };
     println!("{}", serde_json::to_string(&printed)?);

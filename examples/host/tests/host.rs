@@ -100,7 +100,7 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
     let post = |path: &str, body: Value| {
         http.post(api(path))
             .header("x-api-key", &key.client_id)
-            .header("x-api-secret", key.client_secret.expose())
+            .header("x-api-secret", key.secret())
             .header("idempotency-key", uuid::Uuid::new_v4().to_string())
             .json(&body)
             .send()
@@ -159,7 +159,7 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
     let shift = http
         .get(api("/schedules?from=2030-01-07&to=2030-01-08"))
         .header("x-api-key", &key.client_id)
-        .header("x-api-secret", key.client_secret.expose())
+        .header("x-api-secret", key.secret())
         .send()
         .await
         .unwrap();

@@ -107,8 +107,9 @@ impl fmt::Debug for SecretHash {
     }
 }
 
-/// The literal addresses a key may be used from; empty means anywhere.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The literal addresses a key may be used from; empty means anywhere. Written as
+/// the list of their textual forms.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct IpAllowlist(Vec<IpAddr>);
 
 impl IpAllowlist {

@@ -4,16 +4,27 @@ use crate::error::{Error, Field, Result};
 use std::fmt;
 
 /// One permission an API key may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(
+        description = "What a key may do. GET resource routes need `workforce:read`; POST, PATCH and\nDELETE resource routes `workforce:write`; `/workforce/*` `availability:read`.\nSchema only: the names on the wire come from the core's `ScopeSet`."
+    )
+)]
 #[non_exhaustive]
 pub enum Scope {
     /// `workforce:read`: every GET resource route outside `/workforce`.
+    #[serde(rename = "workforce:read")]
     WorkforceRead,
     /// `availability:read`: the `/workforce/*` routes.
+    #[serde(rename = "availability:read")]
     AvailabilityRead,
     /// `workforce:write`: every POST, PATCH and DELETE resource route.
+    #[serde(rename = "workforce:write")]
     WorkforceWrite,
     /// `webhooks:manage`: the webhook endpoints, deliveries and events routes.
+    #[serde(rename = "webhooks:manage")]
     WebhooksManage,
 }
 
@@ -53,8 +64,15 @@ impl fmt::Display for Scope {
 }
 
 /// A set of scopes, as a bit set: checking a scope on the hot path costs one AND.
+/// Written as the list of its scopes' names, in their canonical order.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct ScopeSet(u8);
+
+impl serde::Serialize for ScopeSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
 
 impl ScopeSet {
     /// What a key created without scopes gets.

@@ -13,6 +13,7 @@
 //! fields one by one (the row it is read from, the row an input inserts, the columns
 //! a patch sets), so the operations in `service` name no field.
 
+pub mod api_key;
 pub mod audit;
 pub mod job_role;
 pub mod listed;

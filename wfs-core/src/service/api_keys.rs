@@ -35,68 +35,11 @@ mod authenticate;
 mod known_ids;
 mod manage;
 
+pub use crate::resource::api_key::{ApiKey, ApiKeyStatus, IssuedApiKey, RevokedApiKey};
 pub use authenticate::KeyReadBudget;
 
 /// How often `lastUsedAt` is refreshed at most.
 pub const LAST_USED_GRANULARITY: chrono::Duration = chrono::Duration::minutes(1);
-
-/// A key's state as listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyStatus {
-    /// Usable.
-    Active,
-    /// Permanently disabled by revoke.
-    Revoked,
-    /// `expiresAt` has passed (computed, never stored).
-    Expired,
-}
-
-impl KeyStatus {
-    /// Wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Revoked => "revoked",
-            Self::Expired => "expired",
-        }
-    }
-}
-
-/// An API key as listed: never the secret.
-#[derive(Debug, Clone)]
-pub struct ApiKeyInfo {
-    /// Record id (used in rotate/revoke paths).
-    pub id: ApiKeyId,
-    /// Descriptive name.
-    pub name: String,
-    /// Public client id (`api_...`).
-    pub client_id: String,
-    /// Current state.
-    pub status: KeyStatus,
-    /// Granted scopes.
-    pub scopes: ScopeSet,
-    /// Allowed caller addresses (empty: any).
-    pub allowed_ips: IpAllowlist,
-    /// Expiry, if any.
-    pub expires_at: Option<DateTime<Utc>>,
-    /// Last use, `None` until first used.
-    pub last_used_at: Option<DateTime<Utc>>,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-}
-
-/// A key with its secret, as answered once by create and rotate.
-#[derive(Debug, Clone)]
-pub struct IssuedKey {
-    /// Record id.
-    pub id: ApiKeyId,
-    /// Public client id.
-    pub client_id: String,
-    /// The secret: shown now, never again.
-    pub client_secret: ClientSecret,
-    /// Granted scopes.
-    pub scopes: ScopeSet,
-}
 
 /// Input of [`Wfs::create_api_key`], as received.
 #[derive(Debug, Clone, Default)]
@@ -132,18 +75,18 @@ type AuthRow = (
     Option<DateTime<Utc>>,
 );
 
-fn status_of(key: &api_key::Model, now: DateTime<Utc>) -> KeyStatus {
+fn status_of(key: &api_key::Model, now: DateTime<Utc>) -> ApiKeyStatus {
     if key.revoked_at.is_some() {
-        KeyStatus::Revoked
+        ApiKeyStatus::Revoked
     } else if key.expires_at.is_some_and(|at| at <= now) {
-        KeyStatus::Expired
+        ApiKeyStatus::Expired
     } else {
-        KeyStatus::Active
+        ApiKeyStatus::Active
     }
 }
 
-fn info(key: api_key::Model, now: DateTime<Utc>) -> ApiKeyInfo {
-    ApiKeyInfo {
+fn info(key: api_key::Model, now: DateTime<Utc>) -> ApiKey {
+    ApiKey {
         id: key.id.into(),
         status: status_of(&key, now),
         scopes: ScopeSet::from_stored(key.scopes.as_deref()),
@@ -152,6 +95,6 @@ fn info(key: api_key::Model, now: DateTime<Utc>) -> ApiKeyInfo {
         client_id: key.client_id,
         expires_at: key.expires_at,
         last_used_at: key.last_used_at,
-        created_at: key.created_at,
+        created_on: key.created_at,
     }
 }

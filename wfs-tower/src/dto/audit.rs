@@ -62,8 +62,8 @@ pub(crate) struct AuditLogQuery {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wfs_core::service::audit::AuditAction;
     use utoipa::IntoParams;
+    use wfs_core::service::audit::AuditAction;
 
     /// The `action` pattern in the document is written out (an attribute takes a
     /// literal): it must name exactly the core's actions, in its order.

@@ -1,10 +1,9 @@
 use super::limits::{Bounded, Line};
 use crate::error::ApiError;
 use crate::extract::date_time;
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use wfs_core::service::api_keys::{ApiKeyInfo, IssuedKey, KeyStatus, NewApiKey};
+use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::service::auth::SignedIn;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -82,80 +81,6 @@ impl From<SignedIn> for SignInResult {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ApiKey {
-    /// Key record ID; used in the rotate and revoke paths.
-    id: String,
-    /// Descriptive name.
-    name: String,
-    /// Prefixed `api_`; sent as `x-api-key`.
-    #[schema(example = "api_3kTq9vXb2LmN8pQr5sTu7wYz1aBcDeFg")]
-    client_id: String,
-    status: ApiKeyStatus,
-    #[schema(value_type = Vec<Scope>)]
-    scopes: Vec<String>,
-    /// Literal IPv4/IPv6 addresses the key may be used from; empty means any.
-    allowed_ips: Vec<String>,
-    /// Null means no expiry.
-    expires_at: Option<DateTime<Utc>>,
-    /// Null until the key's first use; refreshed at most once a minute.
-    last_used_at: Option<DateTime<Utc>>,
-    /// Creation time.
-    created_on: DateTime<Utc>,
-}
-
-/// `expired` is computed from `expiresAt`; revoked keys stay listed.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ApiKeyStatus {
-    Active,
-    Revoked,
-    Expired,
-}
-
-impl From<KeyStatus> for ApiKeyStatus {
-    fn from(s: KeyStatus) -> Self {
-        match s {
-            KeyStatus::Active => Self::Active,
-            KeyStatus::Revoked => Self::Revoked,
-            KeyStatus::Expired => Self::Expired,
-        }
-    }
-}
-
-/// What a key may do. GET resource routes need `workforce:read`; POST, PATCH and
-/// DELETE resource routes `workforce:write`; `/workforce/*` `availability:read`.
-/// Schema only: the names on the wire come from the core's `ScopeSet`.
-#[derive(Debug, Serialize, ToSchema)]
-#[allow(dead_code)]
-pub(crate) enum Scope {
-    #[serde(rename = "workforce:read")]
-    WorkforceRead,
-    #[serde(rename = "availability:read")]
-    AvailabilityRead,
-    #[serde(rename = "workforce:write")]
-    WorkforceWrite,
-    #[serde(rename = "webhooks:manage")]
-    WebhooksManage,
-}
-
-impl From<ApiKeyInfo> for ApiKey {
-    fn from(k: ApiKeyInfo) -> Self {
-        Self {
-            id: k.id.to_string(),
-            name: k.name,
-            client_id: k.client_id,
-            status: k.status.into(),
-            scopes: k.scopes.names(),
-            allowed_ips: k.allowed_ips.to_strings(),
-            expires_at: k.expires_at,
-            last_used_at: k.last_used_at,
-            created_on: k.created_at,
-        }
-    }
-}
-
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateApiKeyRequest {
@@ -165,7 +90,7 @@ pub(crate) struct CreateApiKeyRequest {
     /// Default (absent, null or empty): `workforce:read` and `availability:read`.
     /// Unknown names are 400.
     #[serde(default)]
-    #[schema(value_type = Option<Vec<Scope>>, max_items = 16)]
+    #[schema(value_type = Option<Vec<wfs_core::domain::scope::Scope>>, max_items = 16)]
     pub(crate) scopes: Option<Bounded<Line, 16>>,
     /// Literal IPv4/IPv6 addresses; CIDR ranges are not accepted.
     #[serde(default)]
@@ -192,51 +117,4 @@ impl TryFrom<CreateApiKeyRequest> for NewApiKey {
                 .transpose()?,
         })
     }
-}
-
-/// Create and rotate answer: the only responses that carry the secret.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct IssuedApiKey {
-    /// Key record ID.
-    id: String,
-    /// Prefixed `api_`; unchanged by rotation.
-    client_id: String,
-    /// Prefixed `sec_`; sent as `x-api-secret`. Shown in this answer only: an
-    /// idempotent replay of the request answers null.
-    #[schema(example = "sec_q8Jx0vB3nR5tW7yZ9aC2eG4iK6mO8qS0uW2yA4cE6gI")]
-    client_secret: Option<String>,
-    #[schema(value_type = Vec<Scope>)]
-    scopes: Vec<String>,
-}
-
-impl IssuedApiKey {
-    /// The same answer without the secret: what an idempotent replay returns, since
-    /// the secret is never stored anywhere.
-    pub(crate) fn redacted(&self) -> Self {
-        Self {
-            id: self.id.clone(),
-            client_id: self.client_id.clone(),
-            client_secret: None,
-            scopes: self.scopes.clone(),
-        }
-    }
-}
-
-impl From<IssuedKey> for IssuedApiKey {
-    fn from(k: IssuedKey) -> Self {
-        Self {
-            id: k.id.to_string(),
-            client_id: k.client_id,
-            client_secret: Some(k.client_secret.expose().to_owned()),
-            scopes: k.scopes.names(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct RevokedApiKey {
-    pub(crate) id: String,
-    /// Always `revoked`.
-    pub(crate) status: ApiKeyStatus,
 }

@@ -9,7 +9,7 @@ use crate::extract::{json, path_id};
 use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::ApiKeyId;
-use wfs_core::service::api_keys::NewApiKey;
+use wfs_core::service::api_keys::{ApiKey, IssuedApiKey, NewApiKey, RevokedApiKey};
 
 /// What the audit log calls an API key.
 const KEY: &str = "api_key";
@@ -85,10 +85,7 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     responses((status = 200, description = "The company's API keys", body = [ApiKey])))]
 pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let keys = ctx.wfs.list_api_keys(ctx.admin()?).await?;
-    Reply::json(
-        StatusCode::OK,
-        &keys.into_iter().map(ApiKey::from).collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &keys)
 }
 
 /// Create an API key
@@ -108,10 +105,8 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .create_api_key(ctx.tx()?, ctx.admin()?, input)
         .await?;
-    let id = issued.id;
-    let issued = IssuedApiKey::from(issued);
     Ok(Reply::json(StatusCode::CREATED, &issued)?
-        .created(id)
+        .created(issued.id)
         .storing(&issued.redacted())?
         .no_store())
 }
@@ -128,7 +123,7 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     ))]
 pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
-    let issued = IssuedApiKey::from(ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?);
+    let issued = ctx.wfs.rotate_api_key(ctx.tx()?, ctx.admin()?, id).await?;
     Ok(Reply::json(StatusCode::OK, &issued)?
         .storing(&issued.redacted())?
         .no_store())
@@ -148,11 +143,5 @@ pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 pub(crate) async fn revoke_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let id: ApiKeyId = path_id(ctx.id(), "API key")?;
     let revoked = ctx.wfs.revoke_api_key(ctx.tx()?, ctx.admin()?, id).await?;
-    Reply::json(
-        StatusCode::OK,
-        &RevokedApiKey {
-            id: revoked.id.to_string(),
-            status: revoked.status.into(),
-        },
-    )
+    Reply::json(StatusCode::OK, &RevokedApiKey::from(&revoked))
 }

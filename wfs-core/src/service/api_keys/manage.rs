@@ -5,7 +5,7 @@ use super::*;
 
 impl Wfs {
     /// Lists the admin's company's keys, oldest first, revoked ones included.
-    pub async fn list_api_keys(&self, admin: AdminPrincipal) -> Result<Vec<ApiKeyInfo>> {
+    pub async fn list_api_keys(&self, admin: AdminPrincipal) -> Result<Vec<ApiKey>> {
         let now = self.now();
         Ok(owned_by::<api_key::Entity>(admin.company_id)
             .order_by_asc(api_key::Column::CreatedAt)
@@ -27,7 +27,7 @@ impl Wfs {
         tx: &WriteTx,
         admin: AdminPrincipal,
         input: NewApiKey,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let conn = &self.store().enter_write(tx)?;
         self.issue_api_key(conn, admin.company_id, Some(admin.user_id), input)
             .await
@@ -45,7 +45,7 @@ impl Wfs {
         tx: &WriteTx,
         company: CompanyId,
         input: NewApiKey,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let conn = &self.store().enter_write(tx)?;
         company::Entity::find_by_id(company.0)
             .one(conn)
@@ -60,7 +60,7 @@ impl Wfs {
         company: CompanyId,
         created_by: Option<crate::ids::UserId>,
         input: NewApiKey,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let name = required_text("name", &input.name, 200)?;
         let scopes = ScopeSet::from_request(input.scopes.as_deref())?;
         let allowed_ips = IpAllowlist::parse(&input.allowed_ips)?;
@@ -87,7 +87,7 @@ impl Wfs {
         tx: &WriteTx,
         company: CompanyId,
         name: &str,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let conn = &self.store().enter_write(tx)?;
         let new = KeyRow {
             company,
@@ -105,7 +105,7 @@ impl Wfs {
         new: KeyRow,
         allowed_ips: &IpAllowlist,
         expires_at: Option<DateTime<Utc>>,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let now = self.now();
         let secret = ClientSecret::generate();
         let id = ApiKeyId::new();
@@ -137,10 +137,10 @@ impl Wfs {
         self.record_key(conn, new.company, AuditAction::ApiKeyCreated, actor, id)
             .await?;
         let scopes = new.scopes.unwrap_or(ScopeSet::LEGACY);
-        Ok(IssuedKey {
+        Ok(IssuedApiKey {
             id,
             client_id,
-            client_secret: secret,
+            client_secret: Some(secret),
             scopes,
         })
     }
@@ -170,7 +170,7 @@ impl Wfs {
         tx: &WriteTx,
         admin: AdminPrincipal,
         id: ApiKeyId,
-    ) -> Result<IssuedKey> {
+    ) -> Result<IssuedApiKey> {
         let conn = &self.store().enter_write(tx)?;
         let key = self.find_company_key(conn, admin, id).await?;
         if key.expires_at.is_some_and(|at| at <= self.now()) {
@@ -195,10 +195,10 @@ impl Wfs {
         self.store()
             .changes()
             .changed(Topic::Key(client_id.clone()));
-        Ok(IssuedKey {
+        Ok(IssuedApiKey {
             id,
             client_id,
-            client_secret: secret,
+            client_secret: Some(secret),
             scopes,
         })
     }
@@ -212,7 +212,7 @@ impl Wfs {
         tx: &WriteTx,
         admin: AdminPrincipal,
         id: ApiKeyId,
-    ) -> Result<ApiKeyInfo> {
+    ) -> Result<ApiKey> {
         let conn = &self.store().enter_write(tx)?;
         let key = self.find_company_key(conn, admin, id).await?;
         let now = self.now();
