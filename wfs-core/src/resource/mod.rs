@@ -20,6 +20,7 @@ pub mod listed;
 pub mod location;
 pub mod schedule;
 pub mod shift;
+pub mod sign_in;
 pub mod slot;
 pub mod staff;
 pub mod tag;

@@ -5,7 +5,7 @@ use crate::domain::membership::{MembershipStatus, Privilege};
 use crate::domain::signed::{Pseudonyms, SealKey};
 use crate::entity::{company, membership, user};
 use crate::error::{AuthFailure, Error, Result};
-use crate::ids::{CompanyId, UserId};
+use crate::ids::CompanyId;
 use crate::persistence::repo::owned_by;
 use crate::principal::AdminPrincipal;
 use crate::service::audit::{Actor, AuditAction, AuditScope};
@@ -73,37 +73,7 @@ struct Claims {
     exp: i64,
 }
 
-/// A company as listed in the sign-in result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompanyAccess {
-    /// Company id.
-    pub id: CompanyId,
-    /// Company name.
-    pub name: String,
-    /// The user's privilege there.
-    pub privilege: Privilege,
-}
-
-/// A successful sign-in.
-#[derive(Debug, Clone)]
-pub struct SignedIn {
-    /// Bearer token for `/auth/keys`, valid for [`TOKEN_TTL`].
-    pub access_token: String,
-    /// The signed-in user.
-    pub user_id: UserId,
-    /// First name.
-    pub first_name: String,
-    /// Last name.
-    pub last_name: String,
-    /// Email.
-    pub email: String,
-    /// Whether the user should change the password first.
-    pub must_change_password: bool,
-    /// The company the token acts for.
-    pub active_company: CompanyAccess,
-    /// Every company the user is an active member of.
-    pub companies: Vec<CompanyAccess>,
-}
+pub use crate::resource::sign_in::{CompanyAccess, CompanyRef, SignInResult, SignedInUser};
 
 impl Wfs {
     /// The companies where the user is an active member, by name, with their
@@ -157,7 +127,7 @@ impl Wfs {
         login: &str,
         password: &str,
         client: Option<IpAddr>,
-    ) -> Result<SignedIn> {
+    ) -> Result<SignInResult> {
         self.sign_in_recorded(None, login, password, client).await
     }
 
@@ -173,7 +143,7 @@ impl Wfs {
         login: &str,
         password: &str,
         client: Option<IpAddr>,
-    ) -> Result<SignedIn> {
+    ) -> Result<SignInResult> {
         self.sign_in_recorded(Some(audit), login, password, client)
             .await
     }
@@ -184,7 +154,7 @@ impl Wfs {
         login: &str,
         password: &str,
         client: Option<IpAddr>,
-    ) -> Result<SignedIn> {
+    ) -> Result<SignInResult> {
         let typed = login.trim().to_lowercase();
         // Every per-address limit counts an IPv6 client by its /64.
         let origin = client.map(crate::domain::origin::origin);
@@ -225,14 +195,16 @@ impl Wfs {
         let access_token = self.access_token(user.id, active.id)?;
         self.record_sign_in(audit, active.id, AuditAction::SignInSucceeded, user.id)
             .await?;
-        Ok(SignedIn {
+        Ok(SignInResult {
             access_token,
-            user_id: user.id.into(),
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            must_change_password: user.must_change_password,
-            active_company: active,
+            user: SignedInUser {
+                id: user.id.into(),
+                first_name: user.first_name,
+                last_name: user.last_name,
+                email: user.email,
+                must_change_password: user.must_change_password,
+            },
+            active_company: CompanyRef::from(&active),
             companies,
         })
     }

@@ -1,10 +1,9 @@
 use super::limits::{Bounded, Line};
 use crate::error::ApiError;
 use crate::extract::date_time;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 use wfs_core::service::api_keys::NewApiKey;
-use wfs_core::service::auth::SignedIn;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignInRequest {
@@ -13,72 +12,6 @@ pub(crate) struct SignInRequest {
     pub(crate) email: Line,
     #[schema(value_type = String, min_length = 1, max_length = 256)]
     pub(crate) password: Line,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct SignInResult {
-    /// Bearer token (JWT, valid for one hour) for the `/auth/keys` routes.
-    access_token: String,
-    user: SignedInUser,
-    active_company: CompanyRef,
-    companies: Vec<CompanyAccess>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct SignedInUser {
-    id: String,
-    first_name: String,
-    last_name: String,
-    email: String,
-    /// When true the admin should change the password before proceeding.
-    must_change_password: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-struct CompanyRef {
-    id: String,
-    name: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-struct CompanyAccess {
-    id: String,
-    name: String,
-    /// 1 = Super Admin, 2 = Admin, 3 = Member.
-    #[schema(minimum = 1, maximum = 3)]
-    privilege: i16,
-}
-
-impl From<wfs_core::service::auth::CompanyAccess> for CompanyAccess {
-    fn from(c: wfs_core::service::auth::CompanyAccess) -> Self {
-        Self {
-            id: c.id.to_string(),
-            name: c.name,
-            privilege: c.privilege.code(),
-        }
-    }
-}
-
-impl From<SignedIn> for SignInResult {
-    fn from(s: SignedIn) -> Self {
-        Self {
-            access_token: s.access_token,
-            user: SignedInUser {
-                id: s.user_id.to_string(),
-                first_name: s.first_name,
-                last_name: s.last_name,
-                email: s.email,
-                must_change_password: s.must_change_password,
-            },
-            active_company: CompanyRef {
-                id: s.active_company.id.to_string(),
-                name: s.active_company.name,
-            },
-            companies: s.companies.into_iter().map(CompanyAccess::from).collect(),
-        }
-    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

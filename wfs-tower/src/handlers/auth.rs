@@ -10,6 +10,7 @@ use crate::reply::Reply;
 use http::StatusCode;
 use wfs_core::ApiKeyId;
 use wfs_core::service::api_keys::{ApiKey, IssuedApiKey, NewApiKey, RevokedApiKey};
+use wfs_core::service::auth::SignInResult;
 
 /// What the audit log calls an API key.
 const KEY: &str = "api_key";
@@ -74,7 +75,7 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         .wfs
         .sign_in_within(audit, &req.email, &req.password, ctx.client_ip)
         .await?;
-    Ok(Reply::json(StatusCode::OK, &SignInResult::from(signed_in))?.no_store())
+    Ok(Reply::json(StatusCode::OK, &signed_in)?.no_store())
 }
 
 /// List API keys
