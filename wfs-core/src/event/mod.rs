@@ -27,7 +27,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod record;
 mod subscription;
+pub use record::EventRecord;
+#[cfg(feature = "openapi")]
+pub use record::WebhookEventType;
 pub use subscription::Subscription;
 
 macro_rules! catalogue {

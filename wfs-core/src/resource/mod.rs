@@ -24,6 +24,7 @@ pub mod sign_in;
 pub mod slot;
 pub mod staff;
 pub mod tag;
+pub mod webhook;
 pub mod workforce;
 
 pub use job_role::JobRole;

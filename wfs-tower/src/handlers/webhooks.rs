@@ -9,7 +9,10 @@ use crate::extract::{instant, json, path_id, query};
 use crate::reply::{Message, Reply};
 use http::StatusCode;
 use wfs_core::domain::scope::Scope;
-use wfs_core::service::webhooks::{DeliveryQuery, EventQuery, NewEndpoint};
+use wfs_core::service::webhooks::{Delivery, DeliveryQuery, EventQuery, NewEndpoint};
+use wfs_core::service::webhooks::{
+    Endpoint, EndpointWithSecret, WebhookReplayResult, WebhookSecretRotation, WebhookTestResult,
+};
 use wfs_core::{WebhookDeliveryId, WebhookEndpointId};
 
 const MANAGE: Access = Access::Key(Scope::WebhooksManage);
@@ -87,7 +90,7 @@ fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
 #[utoipa::path(post, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
     request_body = CreateEndpointRequest,
     responses(
-        (status = 201, description = "The endpoint and its secret", body = WebhookEndpointWithSecret),
+        (status = 201, description = "The endpoint and its secret", body = EndpointWithSecret),
         (status = 400, description = "A bad `url` (not absolute https, over 2048 characters, user info, a fragment, or a non-public host), `description` over 256 characters, or an `eventTypes` entry not in the catalogue", body = ErrorBody),
         (status = 409, description = "`Webhook endpoint limit reached`", body = ErrorBody),
     ))]
@@ -97,10 +100,8 @@ pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         .wfs
         .create_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, input)
         .await?;
-    let id = created.endpoint.id;
-    let created = WebhookEndpointWithSecret::from(created);
     Ok(Reply::json(StatusCode::CREATED, &created)?
-        .created(id)
+        .created(created.endpoint.id)
         .storing(&created.redacted())?
         .no_store())
 }
@@ -109,26 +110,20 @@ pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 ///
 /// The company's endpoints, oldest first, without their secrets.
 #[utoipa::path(get, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
-    responses((status = 200, description = "The endpoints", body = [WebhookEndpoint])))]
+    responses((status = 200, description = "The endpoints", body = [Endpoint])))]
 pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let endpoints = ctx
         .wfs
         .list_webhook_endpoints(ctx.key()?.company_id)
         .await?;
-    Reply::json(
-        StatusCode::OK,
-        &endpoints
-            .into_iter()
-            .map(WebhookEndpoint::from)
-            .collect::<Vec<_>>(),
-    )
+    Reply::json(StatusCode::OK, &endpoints)
 }
 
 /// Get a webhook endpoint
 #[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
-        (status = 200, description = "The endpoint", body = WebhookEndpoint),
+        (status = 200, description = "The endpoint", body = Endpoint),
         (status = 404, description = "`Webhook endpoint not found` (unknown or another company's)", body = ErrorBody),
     ))]
 pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -137,7 +132,7 @@ pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErro
         .wfs
         .get_webhook_endpoint(ctx.key()?.company_id, id)
         .await?;
-    Reply::json(StatusCode::OK, &WebhookEndpoint::from(endpoint))
+    Reply::json(StatusCode::OK, &endpoint)
 }
 
 /// Update a webhook endpoint
@@ -149,7 +144,7 @@ pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErro
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     request_body = UpdateEndpointRequest,
     responses(
-        (status = 200, description = "The updated endpoint", body = WebhookEndpoint),
+        (status = 200, description = "The updated endpoint", body = Endpoint),
         (status = 400, description = "An empty patch, an unknown field, or a field that fails the creation checks", body = ErrorBody),
         (status = 404, description = "`Webhook endpoint not found`", body = ErrorBody),
     ))]
@@ -161,7 +156,7 @@ pub(crate) async fn update_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         .wfs
         .update_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id, patch)
         .await?;
-    Reply::json(StatusCode::OK, &WebhookEndpoint::from(endpoint))
+    Reply::json(StatusCode::OK, &endpoint)
 }
 
 /// Delete a webhook endpoint
@@ -219,12 +214,7 @@ pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
         .wfs
         .test_webhook_endpoint(ctx.tx()?, ctx.key()?.company_id, id)
         .await?;
-    Reply::json(
-        StatusCode::ACCEPTED,
-        &WebhookTestResult {
-            event_id: event.to_string(),
-        },
-    )
+    Reply::json(StatusCode::ACCEPTED, &WebhookTestResult { event_id: event })
 }
 
 /// Replay events to an endpoint
@@ -290,7 +280,7 @@ pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiE
         ("deliveryId" = String, Path, description = "Webhook delivery ID"),
     ),
     responses(
-        (status = 202, description = "The delivery, pending again", body = WebhookDelivery),
+        (status = 202, description = "The delivery, pending again", body = Delivery),
         (status = 404, description = "`Webhook endpoint not found` or `Webhook delivery not found`", body = ErrorBody),
     ))]
 pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
@@ -300,7 +290,7 @@ pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
         .wfs
         .retry_webhook_delivery(ctx.tx()?, ctx.key()?.company_id, id, delivery)
         .await?;
-    Reply::json(StatusCode::ACCEPTED, &WebhookDelivery::from(retried))
+    Reply::json(StatusCode::ACCEPTED, &retried)
 }
 
 /// List events

@@ -46,7 +46,7 @@ use yaml::quote_yaml_1_1_lookalikes;
         description = include_str!("intro.md"),
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
-    components(schemas(crate::dto::webhooks::WebhookDeliveryStatus)),
+    components(schemas(wfs_core::domain::webhook::DeliveryStatus)),
 )]
 struct ApiDoc;
 

@@ -28,7 +28,8 @@ pub const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
 pub const RETENTION: chrono::Duration = chrono::Duration::days(30);
 
 /// Why an endpoint is disabled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DisabledReason {
     /// `PATCH` with `enabled: false`.
@@ -58,7 +59,13 @@ impl DisabledReason {
 }
 
 /// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(as = WebhookDeliveryStatus, description = "A delivery's status.")
+)]
+#[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum DeliveryStatus {
     /// Not yet delivered; attempts remain.

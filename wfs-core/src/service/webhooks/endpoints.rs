@@ -16,6 +16,9 @@ use crate::event::{EventType, Subscription};
 use crate::ids::{CompanyId, WebhookEndpointId, WebhookEventId};
 use crate::persistence::WfsConn;
 use crate::persistence::repo::{find_owned, locked, locked_for_delete, owned_by};
+pub use crate::resource::webhook::{
+    Endpoint, EndpointWithSecret, WebhookReplayResult, WebhookSecretRotation, WebhookTestResult,
+};
 use crate::service::audit::{AuditAction, Target};
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -29,27 +32,6 @@ use uuid::Uuid;
 const REPLAY_CHUNK: u64 = 500;
 /// How long creation waits for an endpoint's host name to resolve.
 const RESOLVE_LIMIT: Duration = Duration::from_secs(2);
-
-/// A registered endpoint (never its secret).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Endpoint {
-    /// Its id.
-    pub id: WebhookEndpointId,
-    /// Where events are POSTed.
-    pub url: String,
-    /// Free text, or none.
-    pub description: Option<String>,
-    /// The subscribed types; empty for every type.
-    pub event_types: Vec<String>,
-    /// Whether deliveries are made.
-    pub enabled: bool,
-    /// Why it is disabled, when it is.
-    pub disabled_reason: Option<DisabledReason>,
-    /// Created.
-    pub created_on: DateTime<Utc>,
-    /// Last changed.
-    pub updated_on: DateTime<Utc>,
-}
 
 impl From<webhook_endpoint::Model> for Endpoint {
     fn from(m: webhook_endpoint::Model) -> Self {
@@ -90,15 +72,6 @@ pub struct EndpointPatch {
     pub event_types: Option<Vec<String>>,
     /// `true` re-enables (clearing the reason); `false` disables (`manual`).
     pub enabled: Option<bool>,
-}
-
-/// An endpoint and its secret: the create and rotate answers only.
-#[derive(Debug, Clone)]
-pub struct EndpointWithSecret {
-    /// The endpoint.
-    pub endpoint: Endpoint,
-    /// `whsec_...`, shown once.
-    pub secret: WebhookSecret,
 }
 
 fn description(raw: Option<String>) -> Result<Option<String>> {
@@ -219,7 +192,7 @@ impl Wfs {
         self.webhook_endpoints_changed(company);
         Ok(EndpointWithSecret {
             endpoint: created.into(),
-            secret,
+            secret: Some(secret),
         })
     }
 
@@ -375,7 +348,7 @@ impl Wfs {
         .await?;
         Ok(EndpointWithSecret {
             endpoint: updated.into(),
-            secret,
+            secret: Some(secret),
         })
     }
 

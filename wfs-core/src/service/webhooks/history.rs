@@ -7,37 +7,14 @@ use crate::WriteTx;
 use crate::domain::webhook::DeliveryStatus;
 use crate::entity::{webhook_delivery, webhook_event};
 use crate::error::{Error, Result};
+pub use crate::event::EventRecord;
 use crate::event::EventType;
-use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
+use crate::ids::{CompanyId, WebhookDeliveryId, WebhookEndpointId};
 use crate::persistence::repo::owned_by;
+pub use crate::resource::webhook::Delivery;
 use chrono::{DateTime, Utc};
 use sea_orm::{ActiveModelTrait, ColumnTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use uuid::Uuid;
-
-/// One event's delivery to one endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivery {
-    /// Its id.
-    pub id: WebhookDeliveryId,
-    /// The event delivered.
-    pub event_id: WebhookEventId,
-    /// The event's type.
-    pub event_type: String,
-    /// Where it stands.
-    pub status: DeliveryStatus,
-    /// Attempts made.
-    pub attempts: i32,
-    /// The last attempt's start.
-    pub last_attempt_at: Option<DateTime<Utc>>,
-    /// The last attempt's HTTP status, when one answered.
-    pub last_response_status: Option<i32>,
-    /// Why the last attempt failed (at most 1024 characters).
-    pub last_error: Option<String>,
-    /// When the next attempt is due, while pending.
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    /// Queued.
-    pub created_on: DateTime<Utc>,
-}
 
 impl From<webhook_delivery::Model> for Delivery {
     fn from(m: webhook_delivery::Model) -> Self {
@@ -54,19 +31,6 @@ impl From<webhook_delivery::Model> for Delivery {
             created_on: m.created_at,
         }
     }
-}
-
-/// A stored event: exactly what is delivered, plus its id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EventRecord {
-    /// Its id (`webhook-id`).
-    pub id: WebhookEventId,
-    /// The type's wire name.
-    pub event_type: String,
-    /// When it was written.
-    pub timestamp: DateTime<Utc>,
-    /// `data`, as delivered.
-    pub data: serde_json::Value,
 }
 
 impl TryFrom<webhook_event::Model> for EventRecord {

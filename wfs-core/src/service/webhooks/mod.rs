@@ -15,7 +15,10 @@ mod endpoints;
 mod history;
 pub mod worker;
 
-pub use endpoints::{Endpoint, EndpointPatch, EndpointWithSecret, NewEndpoint};
+pub use endpoints::{
+    Endpoint, EndpointPatch, EndpointWithSecret, NewEndpoint, WebhookReplayResult,
+    WebhookSecretRotation, WebhookTestResult,
+};
 pub use history::{Delivery, DeliveryQuery, EventQuery, EventRecord, Page};
 
 use crate::Wfs;
