@@ -1,7 +1,13 @@
-//! Wire types: what the API reads and writes, field names exactly as the spec.
+//! What the API reads: request bodies and queries, field names exactly as the spec,
+//! and their conversion into wfs-core's typed inputs.
 //!
-//! Response types are built from core types by hand, so no personal field can slip
-//! into a read response by accident: a field exists here only if the spec shows it.
+//! Answers are wfs-core's own types (`wfs_core::resource`, `wfs_core::event`),
+//! serialised as they are: a resource's wire form is one struct, whose fields are the
+//! spec's and nothing else, so no personal field can reach an answer unless that struct
+//! names it. What remains here on the answer side composes core types without
+//! restating them: `GET /shifts`'s slots-or-shift, the created slot with its first
+//! shift, the pages of the audit log and of webhook deliveries and events (the core's
+//! `Page` under the document's `pagination`), and the bulk staff result.
 
 pub(crate) mod audit;
 pub(crate) mod auth;

@@ -34,7 +34,7 @@ const NDJSON: &str = "application/x-ndjson";
 /// 400 days. Reading the log is not logged. With `Accept: application/x-ndjson` the
 /// answer is every matching entry, one JSON object per line, streamed (for a SIEM);
 /// `limit` then only has to be valid.
-#[utoipa::path(get, path = "/external/v1/auth/audit-log", tag = "Sign-in and API keys",
+#[utoipa::path(get, path = "/external/v1/auth/audit-log", tag = super::auth::TAG.name,
     params(AuditLogQuery),
     responses(
         (status = 200, description = "A page of entries, newest first; or, asked for `application/x-ndjson`, every matching entry",

@@ -1,7 +1,7 @@
 //! Portal sign-in and API key management (bearer-authenticated).
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::auth::*;
 use crate::error::{ApiError, ErrorBody};
@@ -14,6 +14,13 @@ use wfs_core::service::auth::SignInResult;
 
 /// What the audit log calls an API key.
 const KEY: &str = "api_key";
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Sign-in and API keys",
+    description: "Portal sign-in (a one-hour bearer token) and the company's API keys, \
+         managed with that token",
+};
 
 pub(crate) static ROUTES: [Entry; 5] = [
     route!(
@@ -48,7 +55,7 @@ pub(crate) static ROUTES: [Entry; 5] = [
 /// Takes an email or username and the password, and answers a bearer token (JWT,
 /// valid for one hour) for the `/auth/keys` routes. Only a company super admin
 /// (privilege 1) may sign in.
-#[utoipa::path(post, path = "/external/v1/auth/signin", tag = "Sign-in and API keys",
+#[utoipa::path(post, path = "/external/v1/auth/signin", tag = TAG.name,
     request_body = SignInRequest,
     responses(
         (status = 200, description = "Signed in", body = SignInResult),
@@ -82,7 +89,7 @@ pub(crate) async fn sign_in(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 ///
 /// Every key of the signed-in admin's company, revoked ones included (with
 /// `status: "revoked"`). Secrets are never listed.
-#[utoipa::path(get, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
+#[utoipa::path(get, path = "/external/v1/auth/keys", tag = TAG.name,
     responses((status = 200, description = "The company's API keys", body = [ApiKey])))]
 pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let keys = ctx.wfs.list_api_keys(ctx.admin()?).await?;
@@ -94,7 +101,7 @@ pub(crate) async fn list_api_keys(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// The client secret is in this answer only: it is stored as a hash and can never be
 /// shown again (an idempotent replay answers `clientSecret: null`). A lost secret is
 /// replaced by rotating the key.
-#[utoipa::path(post, path = "/external/v1/auth/keys", tag = "Sign-in and API keys",
+#[utoipa::path(post, path = "/external/v1/auth/keys", tag = TAG.name,
     request_body = CreateApiKeyRequest,
     responses(
         (status = 201, description = "The new key with its secret", body = IssuedApiKey),
@@ -115,7 +122,7 @@ pub(crate) async fn create_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Rotate an API key's secret
 ///
 /// The key keeps its client ID; the old secret stops working at once.
-#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/rotate", tag = "Sign-in and API keys",
+#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/rotate", tag = TAG.name,
     params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
     responses(
         (status = 200, description = "The key with its new secret", body = IssuedApiKey),
@@ -134,7 +141,7 @@ pub(crate) async fn rotate_api_key(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 ///
 /// Permanent: every later request with the key gets 401. The key stays listed with
 /// `status: "revoked"`.
-#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/revoke", tag = "Sign-in and API keys",
+#[utoipa::path(post, path = "/external/v1/auth/keys/{id}/revoke", tag = TAG.name,
     params(("id" = String, Path, description = "API key record ID (`id` in the key list)")),
     responses(
         (status = 200, description = "The key is revoked", body = RevokedApiKey),

@@ -1,7 +1,7 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::conditional;
 use crate::dto::job_roles::*;
@@ -19,6 +19,12 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 /// What the audit log calls one.
 const ROLE: &str = "job_role";
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Job roles",
+    description: "The company's job roles",
+};
 
 pub(crate) static ROUTES: [Entry; 4] = [
     route!(list_job_roles, __path_list_job_roles, Facts::read(READ)),
@@ -43,7 +49,7 @@ pub(crate) static ROUTES: [Entry; 4] = [
 ///
 /// The company's job roles that are not deleted, ordered alphabetically by title
 /// (case-insensitive; ties by the exact title, then id).
-#[utoipa::path(get, path = "/external/v1/job-roles", tag = "Job roles",
+#[utoipa::path(get, path = "/external/v1/job-roles", tag = TAG.name,
     responses((status = 200, description = "The job roles", body = [JobRole])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     // The cached list's own answer: serialised and tagged once while it stays cached.
@@ -59,7 +65,7 @@ pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Create a job role
 ///
 /// Plan limits on job roles do not apply to external API clients.
-#[utoipa::path(post, path = "/external/v1/job-roles", tag = "Job roles",
+#[utoipa::path(post, path = "/external/v1/job-roles", tag = TAG.name,
     request_body = CreateJobRoleRequest,
     responses(
         (status = 201, description = "The created job role", body = JobRole),
@@ -82,7 +88,7 @@ pub(crate) async fn create_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// `symbol`, `dailyRequired`; `null` clears a nullable field. Unknown fields and an
 /// empty patch are 400. Renaming a role bumps the workforce resource of every member
 /// holding it.
-#[utoipa::path(patch, path = "/external/v1/job-roles/{id}", tag = "Job roles",
+#[utoipa::path(patch, path = "/external/v1/job-roles/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Job role ID")),
     request_body = UpdateJobRoleRequest,
     responses(
@@ -111,7 +117,7 @@ pub(crate) async fn update_job_role(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Delete a job role
 ///
 /// A soft delete: the role is no longer listed.
-#[utoipa::path(delete, path = "/external/v1/job-roles/{id}", tag = "Job roles",
+#[utoipa::path(delete, path = "/external/v1/job-roles/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Job role ID")),
     responses(
         (status = 200, description = "`{\"message\": \"Job role deleted\"}`", body = Message),

@@ -1,7 +1,7 @@
 //! Locations (API key authenticated).
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::conditional;
 use crate::dto::locations::*;
@@ -17,6 +17,12 @@ const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
 /// What the audit log calls one.
 const LOCATION: &str = "location";
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Locations",
+    description: "The company's locations (branches)",
+};
 
 pub(crate) static ROUTES: [Entry; 3] = [
     route!(list_locations, __path_list_locations, Facts::read(READ)),
@@ -36,7 +42,7 @@ pub(crate) static ROUTES: [Entry; 3] = [
 ///
 /// Ordered alphabetically by name (case-insensitive). Address and zip code are
 /// omitted from reads.
-#[utoipa::path(get, path = "/external/v1/locations", tag = "Locations",
+#[utoipa::path(get, path = "/external/v1/locations", tag = TAG.name,
     responses((status = 200, description = "The locations (branches)", body = [Location])))]
 pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let locations = ctx.wfs.list_locations(ctx.key()?.company_id).await?;
@@ -46,7 +52,7 @@ pub(crate) async fn list_locations(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Create a location
 ///
 /// Plan limits on locations do not apply to external API clients.
-#[utoipa::path(post, path = "/external/v1/locations", tag = "Locations",
+#[utoipa::path(post, path = "/external/v1/locations", tag = TAG.name,
     request_body = CreateLocationRequest,
     responses(
         (status = 201, description = "The created location; `address` is an empty string and the coordinates null when not supplied", body = CreatedLocation),
@@ -68,7 +74,7 @@ pub(crate) async fn create_location(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Only the fields to change; `null` clears a nullable field. Unknown fields and an
 /// empty patch are 400. Renaming a location bumps the workforce resource of every
 /// member assigned to it.
-#[utoipa::path(patch, path = "/external/v1/locations/{id}", tag = "Locations",
+#[utoipa::path(patch, path = "/external/v1/locations/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Location ID")),
     request_body = UpdateLocationRequest,
     responses(

@@ -2,11 +2,17 @@
 //! over it (see `docs`), which is not part of the document.
 
 use super::Ctx;
-use super::{Entry, Facts};
+use super::{Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::error::{ApiError, ErrorBody};
 use crate::reply::Reply;
 use http::StatusCode;
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Meta",
+    description: "The API describing itself",
+};
 
 pub(crate) static ROUTES: &[Entry] = &[
     route!(get_openapi, __path_get_openapi, Facts::read(Access::Public)),
@@ -23,7 +29,7 @@ pub(crate) static ROUTES: &[Entry] = &[
 /// This API's OpenAPI 3.1 description, as JSON: the same document as `openapi.yaml`
 /// in the repository, from which the typed client is generated, except that its
 /// `servers` names the prefix the service is mounted under, when the host set one.
-#[utoipa::path(get, path = "/external/v1/openapi.json", tag = "Meta",
+#[utoipa::path(get, path = "/external/v1/openapi.json", tag = TAG.name,
     responses(
         (status = 200, description = "The OpenAPI document", body = Object, content_type = "application/json"),
         (status = 406, description = "`The OpenAPI document is served as application/json only`: the request's `Accept` admits neither `application/json` nor another JSON media type (`application/vnd.oai.openapi+json`, for one)", body = ErrorBody),

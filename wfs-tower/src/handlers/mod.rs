@@ -53,7 +53,7 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
-pub(crate) use route::{At, Audit, BoxFuture, Doc, Entry, Facts, Route, Schemas};
+pub(crate) use route::{At, Audit, BoxFuture, Doc, Entry, Facts, Route, Schemas, Table, Tag};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -153,22 +153,36 @@ fn page_limit(raw: Option<&crate::dto::limits::Line>) -> Result<Option<i64>, Api
     .transpose()
 }
 
+/// Every handler module's table under its tag, in the order of the OpenAPI
+/// document's paths and tags.
+const TABLES: [Table; 10] = [
+    (&auth::TAG, &auth::ROUTES),
+    (&auth::TAG, &audit_log::ROUTES),
+    (&shifts::TAG, &shifts::ROUTES),
+    (&job_roles::TAG, &job_roles::ROUTES),
+    (&locations::TAG, &locations::ROUTES),
+    (&staff::TAG, &staff::ROUTES),
+    (&schedules::TAG, &schedules::ROUTES),
+    (&workforce::TAG, &workforce::ROUTES),
+    (&webhooks::TAG, &webhooks::ROUTES),
+    (&meta::TAG, meta::ROUTES),
+];
+
 /// The whole route table, resolved once per process: in the order of the OpenAPI
 /// document's paths (which it builds).
 pub(crate) fn routes() -> impl Iterator<Item = &'static Route> {
-    static ROUTES: LazyLock<Vec<Route>> = LazyLock::new(|| {
-        route::resolve(&[
-            &auth::ROUTES,
-            &audit_log::ROUTES,
-            &shifts::ROUTES,
-            &job_roles::ROUTES,
-            &locations::ROUTES,
-            &staff::ROUTES,
-            &schedules::ROUTES,
-            &workforce::ROUTES,
-            &webhooks::ROUTES,
-            meta::ROUTES,
-        ])
-    });
+    static ROUTES: LazyLock<Vec<Route>> = LazyLock::new(|| route::resolve(&TABLES));
     ROUTES.iter()
+}
+
+/// The document's tags: each module's, once, in the order of the tables.
+pub(crate) fn tags() -> impl Iterator<Item = &'static Tag> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    TABLES.iter().filter_map(move |(tag, _)| {
+        if seen.contains(&tag.name) {
+            return None;
+        }
+        seen.push(tag.name);
+        Some(*tag)
+    })
 }

@@ -193,6 +193,18 @@ where
     operation
 }
 
+/// A group of operations in the document (a handler module's): its name, which each
+/// operation's `#[utoipa::path(tag = ..)]` names, and its description in the document's
+/// `tags`.
+#[derive(Debug)]
+pub(crate) struct Tag {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+}
+
+/// A handler module's routes, under its tag.
+pub(crate) type Table = (&'static Tag, &'static [Entry]);
+
 /// One operation of the API, its method and path resolved from its [`Entry`].
 pub(crate) struct Route {
     /// The handler's name, also the OpenAPI `operationId`.
@@ -226,9 +238,12 @@ impl Route {
 
 /// The routes of `tables`, in their order: each documented entry once per method its
 /// annotation names.
-pub(crate) fn resolve(tables: &[&'static [Entry]]) -> Vec<Route> {
+pub(crate) fn resolve(tables: &[Table]) -> Vec<Route> {
     let mut routes = Vec::new();
-    for entry in tables.iter().flat_map(|table| table.iter()) {
+    let entries = tables
+        .iter()
+        .flat_map(|(tag, table)| table.iter().map(move |entry| (*tag, entry)));
+    for (tag, entry) in entries {
         let route = |method: Method, path: String, doc| Route {
             operation_id: entry.operation_id,
             method,
@@ -243,10 +258,17 @@ pub(crate) fn resolve(tables: &[&'static [Entry]]) -> Vec<Route> {
             }
             At::Documented(doc) => {
                 let path = (doc.path)();
+                let operation = (doc.operation)();
                 assert_eq!(
-                    (doc.operation)().operation_id.as_deref(),
+                    operation.operation_id.as_deref(),
                     Some(entry.operation_id),
                     "the route of {} reads another handler's #[utoipa::path]",
+                    entry.operation_id
+                );
+                assert_eq!(
+                    operation.tags.as_deref(),
+                    Some(&[tag.name.to_owned()][..]),
+                    "{} is tagged otherwise than its module",
                     entry.operation_id
                 );
                 for method in (doc.methods)() {

@@ -1,7 +1,7 @@
 //! Schedules, hours worked and overtime: read-only reports.
 
 use super::Ctx;
-use super::{Entry, Facts};
+use super::{Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::schedules::*;
 use crate::error::{ApiError, ErrorBody};
@@ -17,6 +17,12 @@ use wfs_core::service::schedules::ScheduleQuery;
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const SCHEDULES: &str = "/external/v1/schedules";
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Schedules, overtime, hours",
+    description: "Worked shifts, overtime and hours per day, read-only",
+};
 
 pub(crate) static ROUTES: [Entry; 3] = [
     route!(list_schedules, __path_list_schedules, Facts::read(READ)),
@@ -35,7 +41,7 @@ fn date(field: &str, value: Option<&str>) -> Result<NaiveDate, ApiError> {
 ///
 /// Shifts whose `start` lies in `[from, to)`, cancelled ones included, ordered by
 /// `start` then id, 100 per page. A page past the end is `[]`.
-#[utoipa::path(get, path = "/external/v1/schedules", tag = "Schedules, overtime, hours",
+#[utoipa::path(get, path = "/external/v1/schedules", tag = TAG.name,
     params(SchedulesQuery),
     responses(
         (status = 200, description = "A page of shift records (times in UTC)", body = [Shift],
@@ -97,7 +103,7 @@ fn page_url(query: Option<&str>, page: u64) -> String {
 /// apart), ascending; days without hours are 0. Counted: `confirmed` shifts with both
 /// clock times, each the smaller of the clocked time and the scheduled duration,
 /// on the UTC date of its clock-in; rounded to 2 decimals per day.
-#[utoipa::path(get, path = "/external/v1/hours", tag = "Schedules, overtime, hours",
+#[utoipa::path(get, path = "/external/v1/hours", tag = TAG.name,
     params(HoursQuery),
     responses(
         (status = 200, description = "One entry per day", body = [HoursDay]),
@@ -118,7 +124,7 @@ pub(crate) async fn get_hours(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 ///
 /// Approved overtime of the current ISO week (Monday 00:00 UTC to the next Monday),
 /// summed per user and job role.
-#[utoipa::path(get, path = "/external/v1/overtime", tag = "Schedules, overtime, hours",
+#[utoipa::path(get, path = "/external/v1/overtime", tag = TAG.name,
     params(OvertimeQuery),
     responses((status = 200, description = "The overtime entries", body = [OvertimeEntry])))]
 pub(crate) async fn list_overtime(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {

@@ -1,7 +1,7 @@
 //! Shift slots and bookings.
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::shifts::*;
 use crate::error::{ApiError, ErrorBody};
@@ -17,6 +17,12 @@ use wfs_core::service::shifts::{Booking, NewShiftSlot};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Shifts",
+    description: "Shift slots, bookings and cancellations",
+};
 
 pub(crate) static ROUTES: [Entry; 4] = [
     route!(list_shifts, __path_list_shifts, Facts::read(READ)),
@@ -38,7 +44,7 @@ pub(crate) static ROUTES: [Entry; 4] = [
     ),
 ];
 
-#[utoipa::path(get, path = "/external/v1/shifts", tag = "Shifts",
+#[utoipa::path(get, path = "/external/v1/shifts", tag = TAG.name,
     summary = "List shift slots, or get one shift",
     description = "Without `shiftId`: the company's shift slots (recurring templates), filtered by \
 `branchId` and `jobRoleId` and ordered by weekday, start time, then id. With `shiftId`: that one \
@@ -78,7 +84,7 @@ pub(crate) async fn list_shifts(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// in `timeZone`; `endTime <= startTime` means the shift ends the next day. A time in
 /// a spring-forward gap moves forward past the gap; an ambiguous one takes the
 /// earlier instant.
-#[utoipa::path(post, path = "/external/v1/shifts/slots", tag = "Shifts",
+#[utoipa::path(post, path = "/external/v1/shifts/slots", tag = TAG.name,
     request_body = CreateSlotRequest,
     responses(
         (status = 201, description = "The slot and its first shift", body = CreatedSlot),
@@ -103,7 +109,7 @@ pub(crate) async fn create_shift_slot(ctx: &Ctx<'_>) -> Result<Reply, ApiError> 
 /// With assignees: one `confirmed` shift per assignee, filling open (unassigned,
 /// pending) places on that date first. Without: one `pending` unassigned shift.
 /// `maxStaffRequired` bounds the non-cancelled shifts of the slot on a date.
-#[utoipa::path(post, path = "/external/v1/shifts/book", tag = "Shifts",
+#[utoipa::path(post, path = "/external/v1/shifts/book", tag = TAG.name,
     request_body = BookRequest,
     responses(
         (status = 200, description = "The booked shifts", body = BookingResult),
@@ -123,7 +129,7 @@ pub(crate) async fn book_shift(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// Cancel a shift
 ///
 /// Sets `status: "cancelled"`. Cancelled shifts never count in hours or on-duty state.
-#[utoipa::path(delete, path = "/external/v1/shifts/{id}", tag = "Shifts",
+#[utoipa::path(delete, path = "/external/v1/shifts/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Shift ID")),
     responses(
         (status = 200, description = "`{\"message\": \"Shift cancelled\"}`", body = Message),

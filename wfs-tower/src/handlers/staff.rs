@@ -1,7 +1,7 @@
 //! Staff (API key authenticated).
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::staff::*;
 use crate::error::{ApiError, ErrorBody};
@@ -17,6 +17,12 @@ use wfs_core::{IdFilter, MembershipId};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);
 const WRITE: Access = Access::Key(Scope::WorkforceWrite);
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Staff",
+    description: "Staff members: listing, bulk creation, deactivation",
+};
 
 pub(crate) static ROUTES: [Entry; 3] = [
     route!(list_staff, __path_list_staff, Facts::read(READ)),
@@ -39,7 +45,7 @@ pub(crate) static ROUTES: [Entry; 3] = [
 ///
 /// Identifiers only: names, emails and phones are never in a read response. A
 /// filter id that matches nothing gives an empty array.
-#[utoipa::path(get, path = "/external/v1/staff", tag = "Staff",
+#[utoipa::path(get, path = "/external/v1/staff", tag = TAG.name,
     params(StaffQuery),
     responses(
         (status = 200, description = "The staff members", body = [StaffMember]),
@@ -66,7 +72,7 @@ pub(crate) async fn list_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 ///
 /// Sets `status` to 0; the user account is kept, and so are the member's shifts.
 /// Deactivating a deactivated member answers 200 again and changes nothing.
-#[utoipa::path(delete, path = "/external/v1/staff/{membershipId}", tag = "Staff",
+#[utoipa::path(delete, path = "/external/v1/staff/{membershipId}", tag = TAG.name,
     params(("membershipId" = String, Path, description = "Membership ID")),
     responses(
         (status = 200, description = "`{\"message\": \"Staff member deactivated\"}`", body = Message),
@@ -92,7 +98,7 @@ pub(crate) async fn deactivate_staff(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// request) and taken userNames are reported in `err`; the rest are created, each
 /// with a user account, an assignment to company, branch and job role, and a welcome
 /// email.
-#[utoipa::path(post, path = "/external/v1/staff/bulk", tag = "Staff",
+#[utoipa::path(post, path = "/external/v1/staff/bulk", tag = TAG.name,
     request_body(content = Vec<BulkStaffItem>, description = "1 to 1000 staff members", content_type = "application/json"),
     responses(
         (status = 200, description = "The report, also when every item failed", body = BulkStaffResult),

@@ -1,7 +1,7 @@
 //! Webhook endpoints, deliveries and events (scope `webhooks:manage`).
 
 use super::Ctx;
-use super::{Audit, Entry, Facts};
+use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::webhooks::*;
 use crate::error::{ApiError, ErrorBody};
@@ -19,6 +19,12 @@ const MANAGE: Access = Access::Key(Scope::WebhooksManage);
 const ENDPOINT: &str = "Webhook endpoint";
 /// What the audit log calls an endpoint.
 const TARGET: &str = "webhook_endpoint";
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Webhooks",
+    description: "Webhook endpoints, their deliveries and the events they carry",
+};
 
 pub(crate) static ROUTES: [Entry; 11] = [
     route!(
@@ -87,7 +93,7 @@ fn endpoint_id(ctx: &Ctx<'_>) -> Result<WebhookEndpointId, ApiError> {
 /// Registers a URL to receive events, signed per Standard Webhooks 1.0 with the
 /// returned `secret` (shown only here and by rotate-secret). A company holds at most
 /// 50 endpoints.
-#[utoipa::path(post, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints", tag = TAG.name,
     request_body = CreateEndpointRequest,
     responses(
         (status = 201, description = "The endpoint and its secret", body = EndpointWithSecret),
@@ -109,7 +115,7 @@ pub(crate) async fn create_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 /// List webhook endpoints
 ///
 /// The company's endpoints, oldest first, without their secrets.
-#[utoipa::path(get, path = "/external/v1/webhooks/endpoints", tag = "Webhooks",
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints", tag = TAG.name,
     responses((status = 200, description = "The endpoints", body = [Endpoint])))]
 pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let endpoints = ctx
@@ -120,7 +126,7 @@ pub(crate) async fn list_webhook_endpoints(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
 }
 
 /// Get a webhook endpoint
-#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
         (status = 200, description = "The endpoint", body = Endpoint),
@@ -140,7 +146,7 @@ pub(crate) async fn get_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErro
 /// Any of `url`, `description`, `eventTypes`, `enabled`. `enabled: true` re-enables a
 /// disabled endpoint and clears `disabledReason`; `enabled: false` disables it
 /// (`manual`); pending deliveries wait while it is disabled.
-#[utoipa::path(patch, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+#[utoipa::path(patch, path = "/external/v1/webhooks/endpoints/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     request_body = UpdateEndpointRequest,
     responses(
@@ -162,7 +168,7 @@ pub(crate) async fn update_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 /// Delete a webhook endpoint
 ///
 /// Its pending deliveries stop.
-#[utoipa::path(delete, path = "/external/v1/webhooks/endpoints/{id}", tag = "Webhooks",
+#[utoipa::path(delete, path = "/external/v1/webhooks/endpoints/{id}", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
         (status = 200, description = "`{\"message\": \"Webhook endpoint deleted\"}`", body = Message),
@@ -180,7 +186,7 @@ pub(crate) async fn delete_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 ///
 /// For 24 hours both the new and the previous secret sign every delivery
 /// (space-separated in `webhook-signature`), so a receiver can switch without loss.
-#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/rotate-secret", tag = "Webhooks",
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/rotate-secret", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
         (status = 200, description = "The new secret", body = WebhookSecretRotation),
@@ -202,7 +208,7 @@ pub(crate) async fn rotate_webhook_secret(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
 ///
 /// Queues a `webhook.test` event (`{"endpointId"}`) to this endpoint only, whatever
 /// it subscribes to.
-#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/test", tag = "Webhooks",
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/test", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     responses(
         (status = 202, description = "The test event is queued", body = WebhookTestResult),
@@ -222,7 +228,7 @@ pub(crate) async fn test_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiErr
 /// Queues a new delivery of every stored event of the company written in
 /// `[since, until)` (until defaults to now) that the endpoint subscribes to. Each
 /// keeps its event id as `webhook-id`, so receivers de-duplicate as usual.
-#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/replay", tag = "Webhooks",
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/replay", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID")),
     request_body = WebhookReplayRequest,
     responses(
@@ -249,7 +255,7 @@ pub(crate) async fn replay_webhook_endpoint(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 /// List an endpoint's deliveries
 ///
 /// Newest first, paged with `pagination.next_cursor`.
-#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}/deliveries", tag = "Webhooks",
+#[utoipa::path(get, path = "/external/v1/webhooks/endpoints/{id}/deliveries", tag = TAG.name,
     params(("id" = String, Path, description = "Webhook endpoint ID"), DeliveriesQuery),
     responses(
         (status = 200, description = "A page of deliveries", body = WebhookDeliveryPage),
@@ -274,7 +280,7 @@ pub(crate) async fn list_webhook_deliveries(ctx: &Ctx<'_>) -> Result<Reply, ApiE
 /// Retry a delivery
 ///
 /// Makes the delivery `pending` again, due at once, for one more attempt.
-#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", tag = "Webhooks",
+#[utoipa::path(post, path = "/external/v1/webhooks/endpoints/{id}/deliveries/{deliveryId}/retry", tag = TAG.name,
     params(
         ("id" = String, Path, description = "Webhook endpoint ID"),
         ("deliveryId" = String, Path, description = "Webhook delivery ID"),
@@ -297,7 +303,7 @@ pub(crate) async fn retry_webhook_delivery(ctx: &Ctx<'_>) -> Result<Reply, ApiEr
 ///
 /// The company's events of the last 30 days, oldest first, paged with
 /// `pagination.next_cursor`: exactly what was (or is being) delivered.
-#[utoipa::path(get, path = "/external/v1/webhooks/events", tag = "Webhooks",
+#[utoipa::path(get, path = "/external/v1/webhooks/events", tag = TAG.name,
     params(EventsQuery),
     responses(
         (status = 200, description = "A page of events", body = WebhookEventPage),

@@ -1,7 +1,7 @@
 //! The workforce resource feed and its deprecated alias (scope `availability:read`).
 
 use super::Ctx;
-use super::{Entry, Facts};
+use super::{Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::dto::workforce::*;
 use crate::error::{ApiError, ErrorBody};
@@ -14,6 +14,13 @@ use wfs_core::resource::workforce::{WorkforceItem, WorkforcePage};
 use wfs_core::service::workforce::{FeedRequest, FeedStart, MAX_WAIT};
 
 const AVAILABILITY: Access = Access::Key(Scope::AvailabilityRead);
+
+/// This module's operations in the document.
+pub(crate) const TAG: Tag = Tag {
+    name: "Workforce availability",
+    description: "The workforce feed: resources, their shifts and unavailable intervals, \
+         with tombstones, for mirroring",
+};
 
 pub(crate) static ROUTES: [Entry; 3] = [
     route!(
@@ -116,7 +123,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 /// unavailability intervals in all: when the resources are heavy it holds fewer
 /// entries (never part of one, and at least one), and `next_cursor` continues right
 /// after them. Only a null `next_cursor` ends the feed.
-#[utoipa::path(get, path = "/external/v1/workforce/resources", tag = "Workforce availability",
+#[utoipa::path(get, path = "/external/v1/workforce/resources", tag = TAG.name,
     params(FeedQuery),
     responses(
         (status = 200, description = "A page of resources and tombstones", body = WorkforcePage),
@@ -133,7 +140,7 @@ pub(crate) async fn list_workforce_resources(ctx: &Ctx<'_>) -> Result<Reply, Api
 /// List workforce resources (deprecated alias)
 ///
 /// Answers exactly as `GET /external/v1/workforce/resources`, which replaces it.
-#[utoipa::path(get, path = "/external/v1/workforce/availability", tag = "Workforce availability",
+#[utoipa::path(get, path = "/external/v1/workforce/availability", tag = TAG.name,
     params(FeedQuery),
     responses(
         (status = 200, description = "A page of resources and tombstones", body = WorkforcePage,
@@ -164,7 +171,7 @@ pub(crate) async fn list_workforce_availability(ctx: &Ctx<'_>) -> Result<Reply, 
 /// Get one workforce resource
 ///
 /// The current resource, or its tombstone once the membership is deleted.
-#[utoipa::path(get, path = "/external/v1/workforce/resources/{staff_resource_id}", tag = "Workforce availability",
+#[utoipa::path(get, path = "/external/v1/workforce/resources/{staff_resource_id}", tag = TAG.name,
     params(("staff_resource_id" = String, Path, description = "Stable resource ID (the membership ID)")),
     responses(
         (status = 200, description = "The resource or its tombstone", body = WorkforceItem),

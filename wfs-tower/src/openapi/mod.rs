@@ -111,11 +111,12 @@ fn describe_routes(doc: &mut OpenApiDoc) {
     doc.info.contact = Some(ContactBuilder::new().name(Some(CONTACT)).build());
     doc.servers = Some(servers(None));
     doc.tags = Some(
-        TAGS.iter()
-            .map(|(name, description)| {
+        // Each handler module's tag, in the order of the reference.
+        handlers::tags()
+            .map(|tag| {
                 TagBuilder::new()
-                    .name(*name)
-                    .description(Some(*description))
+                    .name(tag.name)
+                    .description(Some(tag.description))
                     .build()
             })
             .collect(),
@@ -167,36 +168,6 @@ fn describe_operation(op: &mut Operation, route: &Route) {
 
 /// Who answers for the API, as `info.contact`.
 const CONTACT: &str = "The wfs maintainers";
-
-/// The global tags, in the order of the reference, each operation's tag among them.
-const TAGS: [(&str, &str); 9] = [
-    (
-        "Sign-in and API keys",
-        "Portal sign-in (a one-hour bearer token) and the company's API keys, \
-         managed with that token",
-    ),
-    ("Shifts", "Shift slots, bookings and cancellations"),
-    ("Job roles", "The company's job roles"),
-    ("Locations", "The company's locations (branches)"),
-    (
-        "Staff",
-        "Staff members: listing, bulk creation, deactivation",
-    ),
-    (
-        "Schedules, overtime, hours",
-        "Worked shifts, overtime and hours per day, read-only",
-    ),
-    (
-        "Workforce availability",
-        "The workforce feed: resources, their shifts and unavailable intervals, \
-         with tombstones, for mirroring",
-    ),
-    (
-        "Webhooks",
-        "Webhook endpoints, their deliveries and the events they carry",
-    ),
-    ("Meta", "The API describing itself"),
-];
 
 /// The `servers` of the document: one entry, relative, so that it names wherever the
 /// document was fetched from. Operation paths are absolute (`/external/v1/...`), so
