@@ -15,6 +15,7 @@
 
 pub mod api_key;
 pub mod audit;
+pub mod bulk_staff;
 pub mod job_role;
 pub mod listed;
 pub mod location;

@@ -4,7 +4,8 @@
 mod bulk;
 
 pub use bulk::{
-    BULK_BATCH_SIZE, BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, NewStaffMember, RejectedStaff,
+    BULK_BATCH_SIZE, BULK_MAX_ITEMS, BulkStaffItem, BulkStaffReport, BulkStaffResult, Failed,
+    NewStaffMember, RejectedStaff,
 };
 
 use crate::Wfs;

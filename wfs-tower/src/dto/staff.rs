@@ -4,10 +4,10 @@ use super::limits::{Bounded, LINE_MAX, Line, Whole};
 use crate::error::ApiError;
 use crate::extract::at_path;
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::staff::{BULK_MAX_ITEMS, BulkStaffReport, NewStaffMember, RejectedStaff};
+use wfs_core::service::staff::{BULK_MAX_ITEMS, NewStaffMember, RejectedStaff};
 use wfs_core::{JobRoleRef, Ref};
 
 /// A staff member as listed: the core's wire form (identifiers only), its schema
@@ -154,6 +154,7 @@ pub(crate) fn bulk_item(item: &RawValue) -> wfs_core::service::staff::BulkStaffI
             first_name: names.first_name.0,
             last_name: names.last_name.0,
             email: names.email.0,
+            status: wfs_core::service::staff::Failed,
             reason,
         }
     };
@@ -181,59 +182,6 @@ pub(crate) fn bulk_item(item: &RawValue) -> wfs_core::service::staff::BulkStaffI
         Err(err) => {
             let path = err.path().to_string();
             Err(reject(at_path(&path, &err.into_inner().to_string())))
-        }
-    }
-}
-
-/// The bulk result: `{message, success, failed, total, err}`.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct BulkStaffResult {
-    /// Status message.
-    message: String,
-    /// Members created.
-    #[schema(value_type = i64)]
-    success: usize,
-    /// Members that failed.
-    #[schema(value_type = i64)]
-    failed: usize,
-    /// Items processed.
-    #[schema(value_type = i64)]
-    total: usize,
-    /// One entry per failure.
-    err: Vec<BulkStaffFailure>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-struct BulkStaffFailure {
-    first_name: String,
-    last_name: String,
-    email: String,
-    /// Always `failed`.
-    status: &'static str,
-    /// Why, e.g. a duplicate email or the field at fault.
-    reason: String,
-}
-
-impl From<BulkStaffReport> for BulkStaffResult {
-    fn from(r: BulkStaffReport) -> Self {
-        let success = r.created.len();
-        Self {
-            message: format!("{success} of {} staff members created", r.total),
-            success,
-            failed: r.errors.len(),
-            total: r.total,
-            err: r
-                .errors
-                .into_iter()
-                .map(|e| BulkStaffFailure {
-                    first_name: e.first_name,
-                    last_name: e.last_name,
-                    email: e.email,
-                    status: "failed",
-                    reason: e.reason,
-                })
-                .collect(),
         }
     }
 }

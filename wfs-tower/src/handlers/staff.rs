@@ -12,7 +12,7 @@ use http::StatusCode;
 use wfs_core::domain::membership::MembershipStatus;
 use wfs_core::domain::scope::Scope;
 use wfs_core::service::staff::BULK_MAX_ITEMS;
-use wfs_core::service::staff::StaffFilter;
+use wfs_core::service::staff::{BulkStaffResult, StaffFilter};
 use wfs_core::{IdFilter, MembershipId};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);

@@ -31,6 +31,7 @@ use crate::entity::company;
 use crate::error::{Error, Result};
 use crate::ids::{CompanyId, JobRoleRef, LocationId, Ref, SkillSetId};
 use crate::persistence::WfsConn;
+pub use crate::resource::bulk_staff::{BulkStaffReport, BulkStaffResult, Failed, RejectedStaff};
 use fields::{Entry, ValidStaff};
 use references::{ItemError, Lookups, Stored};
 use sea_orm::{EntityTrait, QuerySelect, TransactionSession, TransactionTrait};
@@ -68,25 +69,13 @@ pub struct NewStaffMember {
     pub skill_set_ids: Vec<Ref<SkillSetId>>,
 }
 
-/// A member that was not created, and why: one `err` entry of the bulk result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RejectedStaff {
-    /// First name as received (`""` if none).
-    pub first_name: String,
-    /// Last name as received (`""` if none).
-    pub last_name: String,
-    /// Email as received (`""` if none).
-    pub email: String,
-    /// What is wrong, naming the field.
-    pub reason: String,
-}
-
 impl RejectedStaff {
     fn of(item: &NewStaffMember, reason: impl Into<String>) -> Self {
         Self {
             first_name: item.first_name.clone(),
             last_name: item.last_name.clone(),
             email: item.email.clone(),
+            status: Failed,
             reason: reason.into(),
         }
     }
@@ -95,17 +84,6 @@ impl RejectedStaff {
 /// One item of a bulk request: a member to create, or one the transport already
 /// found unreadable (wrong JSON types), which is reported as it is.
 pub type BulkStaffItem = std::result::Result<NewStaffMember, RejectedStaff>;
-
-/// The outcome of [`Wfs::bulk_create_staff`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BulkStaffReport {
-    /// The members created, in request order.
-    pub created: Vec<StaffMember>,
-    /// The items not created, in request order.
-    pub errors: Vec<RejectedStaff>,
-    /// Items processed.
-    pub total: usize,
-}
 
 impl Wfs {
     /// Creates members in bulk; see the module docs for the rules.
