@@ -518,3 +518,41 @@ fn the_cycle_check_spells_out_a_cycle() {
         ]
     );
 }
+
+/// The recipes and the module map of `docs/architecture.md` name files that exist: a
+/// file moved or split without its recipe fails here. A path from the workspace root
+/// must exist as written; a shorter one (`handlers/mod.rs`) must end some source
+/// file's path. The recipes' examples (a resource named breaks, a migration's
+/// `mYYYYMMDD_...` name) are the only files named that do not exist.
+#[test]
+fn the_architecture_guide_names_only_files_that_exist() {
+    let root = workspace();
+    let guide = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let files: Vec<String> = ["wfs-core", "wfs-tower", "wfs-server", "wfs-client", "tests"]
+        .iter()
+        .flat_map(|dir| rust_files(&root.join(dir)))
+        .map(|file| file.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    let mut missing = Vec::new();
+    for named in guide.split('`').skip(1).step_by(2) {
+        // The example resource, and the placeholder of a new migration's name.
+        let example = named.contains("break") || named.contains("YYYY");
+        if !named.ends_with(".rs") || named.contains(' ') || example {
+            continue;
+        }
+        let exists = if root.join(named).is_file() {
+            true
+        } else {
+            files
+                .iter()
+                .any(|file| file.ends_with(&format!("/{named}")))
+        };
+        if !exists {
+            missing.push(named.to_owned());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names files that do not exist: {missing:?}"
+    );
+}
