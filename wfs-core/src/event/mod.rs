@@ -29,9 +29,9 @@ use std::fmt;
 
 mod record;
 mod subscription;
-pub use record::EventRecord;
 #[cfg(feature = "openapi")]
 pub use record::WebhookEventType;
+pub use record::{EventRecord, WebhookEventPage};
 pub use subscription::Subscription;
 
 macro_rules! catalogue {

@@ -23,6 +23,16 @@ pub struct EventRecord {
     pub data: serde_json::Value,
 }
 
+/// A page of events, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookEventPage {
+    #[doc = concat!("The events.")]
+    pub data: Vec<EventRecord>,
+    #[doc = concat!("The page size in force, and the next page's cursor.")]
+    pub pagination: crate::resource::webhook::WebhookPagination,
+}
+
 /// The event catalogue in the document: a string enum of the wire names, generated
 /// from the one catalogue ([`EventType::ALL`](super::EventType::ALL)), so it cannot
 /// drift from what the core emits and accepts. Names are read as strings and checked

@@ -62,6 +62,26 @@ pub struct AuditTarget {
     pub id: String,
 }
 
+/// A page of the audit log, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditLogPage {
+    #[doc = concat!("The entries.")]
+    pub data: Vec<AuditLogEntry>,
+    #[doc = concat!("The page size in force, and the next page's cursor.")]
+    pub pagination: AuditPagination,
+}
+
+/// Paging of the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditPagination {
+    #[doc = concat!("The page size in force.")]
+    pub limit: u64,
+    /// Send as `cursor` (with the same filters) for the next page; null on the last.
+    pub next_cursor: Option<String>,
+}
+
 impl From<audit_entry::Model> for AuditLogEntry {
     fn from(m: audit_entry::Model) -> Self {
         let request = m.route.map(|route| RequestFacts {

@@ -123,3 +123,26 @@ impl ShiftSlot {
         }
     }
 }
+
+/// `POST /shifts/slots` answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedSlot {
+    #[doc = concat!("The new slot's id.")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub slot_id: SlotId,
+    #[doc = concat!("Its first shift, on `bookDate`.")]
+    pub shift: super::shift::Shift,
+}
+
+/// `GET /shifts` answers a list of slots, or one shift when asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum ShiftsListing {
+    /// Without `shiftId`: the matching slots.
+    Slots(Vec<ShiftSlot>),
+    /// With `shiftId`: that shift.
+    Shift(super::shift::Shift),
+}

@@ -169,3 +169,23 @@ pub struct Delivery {
     #[doc = concat!("Queued.")]
     pub created_on: DateTime<Utc>,
 }
+
+/// A page of deliveries, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookDeliveryPage {
+    #[doc = concat!("The deliveries.")]
+    pub data: Vec<Delivery>,
+    #[doc = concat!("The page size in force, and the next page's cursor.")]
+    pub pagination: WebhookPagination,
+}
+
+/// Paging of the deliveries and events lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookPagination {
+    #[doc = concat!("The page size in force.")]
+    pub limit: u64,
+    /// Send as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}

@@ -6,6 +6,9 @@
 
 use crate::Wfs;
 use crate::error::{Error, Result};
+use crate::event::{EventRecord, WebhookEventPage};
+use crate::resource::audit::{AuditLogEntry, AuditLogPage, AuditPagination};
+use crate::resource::webhook::{Delivery, WebhookDeliveryPage, WebhookPagination};
 
 /// One page of a list, and the cursor of the next.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +19,44 @@ pub struct Page<T> {
     pub limit: u64,
     /// Cursor of the next page; `None` on the last.
     pub next_cursor: Option<String>,
+}
+
+// Each list's page as its route answers it: the items, then `pagination`.
+
+impl From<Page<AuditLogEntry>> for AuditLogPage {
+    fn from(p: Page<AuditLogEntry>) -> Self {
+        Self {
+            data: p.data,
+            pagination: AuditPagination {
+                limit: p.limit,
+                next_cursor: p.next_cursor,
+            },
+        }
+    }
+}
+
+impl From<Page<Delivery>> for WebhookDeliveryPage {
+    fn from(p: Page<Delivery>) -> Self {
+        Self {
+            data: p.data,
+            pagination: WebhookPagination {
+                limit: p.limit,
+                next_cursor: p.next_cursor,
+            },
+        }
+    }
+}
+
+impl From<Page<EventRecord>> for WebhookEventPage {
+    fn from(p: Page<EventRecord>) -> Self {
+        Self {
+            data: p.data,
+            pagination: WebhookPagination {
+                limit: p.limit,
+                next_cursor: p.next_cursor,
+            },
+        }
+    }
 }
 
 impl Wfs {

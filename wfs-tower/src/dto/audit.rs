@@ -1,38 +1,9 @@
-//! The audit log's page and query (issue 23's contract: snake_case, as `pagination`
-//! is); an entry is the core's own `AuditLogEntry`, serialised as it is.
+//! The audit log's query; its page is the core's own `AuditLogPage`, serialised as it
+//! is (issue 23's contract: snake_case, as `pagination` is).
 
 use super::limits::{CursorText, Line};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::audit::AuditLogEntry;
-use wfs_core::service::webhooks::Page;
-
-/// Paging of the audit log.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct AuditPagination {
-    limit: u64,
-    /// Send as `cursor` (with the same filters) for the next page; null on the last.
-    next_cursor: Option<String>,
-}
-
-/// A page of the audit log, newest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct AuditLogPage {
-    data: Vec<AuditLogEntry>,
-    pagination: AuditPagination,
-}
-
-impl From<Page<AuditLogEntry>> for AuditLogPage {
-    fn from(p: Page<AuditLogEntry>) -> Self {
-        Self {
-            data: p.data,
-            pagination: AuditPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
-        }
-    }
-}
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 /// `GET /auth/audit-log` query.
 #[derive(Debug, Deserialize, IntoParams)]

@@ -1,13 +1,10 @@
 //! What the API reads: request bodies and queries, field names exactly as the spec,
 //! and their conversion into wfs-core's typed inputs.
 //!
-//! Answers are wfs-core's own types (`wfs_core::resource`, `wfs_core::event`),
-//! serialised as they are: a resource's wire form is one struct, whose fields are the
-//! spec's and nothing else, so no personal field can reach an answer unless that struct
-//! names it. What remains here on the answer side composes core types without
-//! restating them: `GET /shifts`'s slots-or-shift, the created slot with its first
-//! shift, the pages of the audit log and of webhook deliveries and events (the core's
-//! `Page` under the document's `pagination`), and the bulk staff result.
+//! Answers are wfs-core's own types (`wfs_core::resource`, `wfs_core::event`), pages
+//! and envelopes included, serialised as they are: a resource's wire form is one
+//! struct, whose fields are the spec's and nothing else, so no personal field can
+//! reach an answer unless that struct names it. Nothing here answers.
 
 pub(crate) mod audit;
 pub(crate) mod auth;

@@ -1,26 +1,14 @@
 //! Shift slots and bookings on the wire: the request bodies, parsed here into the
-//! core's typed inputs, and the two answers without a core type of their own. A shift
-//! and a slot are answered as [`Shift`] and [`ShiftSlot`] themselves.
+//! core's typed inputs. The answers are the core's own (`wfs_core::resource::shift`
+//! and `slot`: `Shift`, `ShiftSlot`, `CreatedSlot`, `ShiftsListing`).
 
 use super::limits::{Bounded, Line, Text, Whole};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
+use wfs_core::Ref;
 use wfs_core::domain::shift::Capacity;
 use wfs_core::domain::time::{self, HhMm};
-use wfs_core::resource::shift::Shift;
-use wfs_core::resource::slot::ShiftSlot;
 use wfs_core::service::shifts::{Booking, NewShiftSlot};
-use wfs_core::{Ref, SlotId};
-
-/// `GET /shifts` answers a list of slots, or one shift when asked for it.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(untagged)]
-pub(crate) enum ShiftsListing {
-    /// Without `shiftId`: the matching slots.
-    Slots(Vec<ShiftSlot>),
-    /// With `shiftId`: that shift.
-    Shift(Shift),
-}
 
 /// `GET /shifts` query.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -110,15 +98,6 @@ impl TryFrom<CreateSlotRequest> for NewShiftSlot {
             write_up: r.write_up.map(Into::into),
         })
     }
-}
-
-/// `POST /shifts/slots` answer.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CreatedSlot {
-    #[schema(value_type = String)]
-    pub(crate) slot_id: SlotId,
-    pub(crate) shift: Shift,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -3,8 +3,8 @@
 use super::limits::{Bounded, LINE_MAX, Line, Whole};
 use crate::error::ApiError;
 use crate::extract::at_path;
-use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use utoipa::{IntoParams, ToSchema};
 use wfs_core::service::staff::{BULK_MAX_ITEMS, NewStaffMember, RejectedStaff};

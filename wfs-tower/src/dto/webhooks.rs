@@ -1,13 +1,12 @@
-//! Webhook requests, and the pages of deliveries and events; the answers are the
-//! core's own types (`wfs_core::resource::webhook`, `wfs_core::event::EventRecord`),
-//! serialised as they are.
+//! Webhook requests; the answers, pages included, are the core's own types
+//! (`wfs_core::resource::webhook`, `wfs_core::event`), serialised as they are.
 
 use super::limits::{Bounded, CursorText, Line, UrlText};
 use super::not_null;
 use crate::extract::double_option;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
-use wfs_core::service::webhooks::{Delivery, EndpointPatch, EventRecord, NewEndpoint, Page};
+use wfs_core::service::webhooks::{EndpointPatch, NewEndpoint};
 
 /// `POST /webhooks/endpoints` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -101,52 +100,6 @@ pub(crate) struct WebhookReplayRequest {
     #[serde(default)]
     #[schema(value_type = Option<DateTime<Utc>>, max_length = 256)]
     pub(crate) until: Option<Line>,
-}
-
-/// Paging of the deliveries and events lists.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct WebhookPagination {
-    limit: u64,
-    /// Send as `cursor` for the next page; null on the last page.
-    next_cursor: Option<String>,
-}
-
-/// A page of deliveries, newest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct WebhookDeliveryPage {
-    data: Vec<Delivery>,
-    pagination: WebhookPagination,
-}
-
-impl From<Page<Delivery>> for WebhookDeliveryPage {
-    fn from(p: Page<Delivery>) -> Self {
-        Self {
-            data: p.data,
-            pagination: WebhookPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
-        }
-    }
-}
-
-/// A page of events, oldest first.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct WebhookEventPage {
-    data: Vec<EventRecord>,
-    pagination: WebhookPagination,
-}
-
-impl From<Page<EventRecord>> for WebhookEventPage {
-    fn from(p: Page<EventRecord>) -> Self {
-        Self {
-            data: p.data,
-            pagination: WebhookPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
-        }
-    }
 }
 
 /// `GET .../deliveries` query.

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
+use wfs_core::resource::audit::AuditLogPage;
 use wfs_core::service::audit::{AuditLogEntry, AuditQuery, LIMIT_MAX};
 use wfs_core::service::webhooks::Page;
 use wfs_core::{CompanyId, Wfs};

@@ -13,6 +13,7 @@ use wfs_core::IdFilter;
 use wfs_core::domain::scope::Scope;
 use wfs_core::resource::EntityTag;
 use wfs_core::resource::shift::BookingResult;
+use wfs_core::resource::slot::{CreatedSlot, ShiftsListing};
 use wfs_core::service::shifts::{Booking, NewShiftSlot};
 
 const READ: Access = Access::Key(Scope::WorkforceRead);

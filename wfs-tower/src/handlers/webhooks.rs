@@ -9,6 +9,8 @@ use crate::extract::{instant, json, path_id, query};
 use crate::reply::{Message, Reply};
 use http::StatusCode;
 use wfs_core::domain::scope::Scope;
+use wfs_core::event::WebhookEventPage;
+use wfs_core::resource::webhook::WebhookDeliveryPage;
 use wfs_core::service::webhooks::{Delivery, DeliveryQuery, EventQuery, NewEndpoint};
 use wfs_core::service::webhooks::{
     Endpoint, EndpointWithSecret, WebhookReplayResult, WebhookSecretRotation, WebhookTestResult,
