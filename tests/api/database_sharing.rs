@@ -754,3 +754,31 @@ async fn on_sqlite_a_deferred_host_transaction_overtaken_by_a_wfs_write_gets_a_r
     tx.rollback().await.unwrap();
     assert_eq!(titles(&app.get(&key, ROLES).await.body), ["Committed"]);
 }
+
+/// On the schema leg (`WFS_TEST_DATABASE_SCHEMA`) the store's own pool names wfs's
+/// schema in its search_path, so a statement on it runs as written: an alias or a
+/// column spelled like one of wfs's tables (`locations`, `shifts`) stays what it is.
+/// (A rewrite of the statement's text would have made them `"wfs"."locations"`.)
+#[tokio::test]
+async fn a_statement_on_the_stores_pool_whose_aliases_are_spelled_like_wfs_tables_runs_as_written()
+{
+    // Arrange
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    app.create_role(&key, "Nurse").await;
+    let conn = app.wfs.store().conn();
+
+    // Act
+    let row = conn
+        .query_one_raw(Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT count(*) AS locations, min(shifts.title) AS shifts FROM job_roles shifts",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+
+    // Assert
+    assert_eq!(row.try_get::<i64>("", "locations").unwrap(), 1);
+    assert_eq!(row.try_get::<String>("", "shifts").unwrap(), "Nurse");
+}

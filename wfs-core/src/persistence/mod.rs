@@ -46,7 +46,7 @@ pub use write_tx::WriteTx;
 
 use crate::error::{Error, Result};
 use changes::Changes;
-use qualified::Borrowed;
+use qualified::{Borrowed, Reach};
 #[cfg(feature = "sqlite")]
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
@@ -171,6 +171,12 @@ enum Listen {
 impl Store {
     /// Opens the pool. Does not migrate: call [`Store::migrate`].
     ///
+    /// With a [`StoreOptions::schema`], each connection's `search_path` names it, then
+    /// `public`: wfs's statements run as written, and a statement of the host's on this
+    /// pool ([`Qualified::inner`]) finds wfs's tables before any of the same name in
+    /// `public`. A host whose own tables share wfs's names runs wfs on its own pool
+    /// ([`Store::from_connection`]) instead.
+    ///
     /// # Errors
     /// [`Error::Invalid`] for a bad [`StoreOptions::schema`] (or one given for SQLite);
     /// [`Error::Unavailable`] when the database cannot be reached.
@@ -200,6 +206,12 @@ impl Store {
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(15))
         });
+        // A pool of wfs's own names the schema in each connection's search_path, so
+        // its statements run as written (`persistence/schema.rs`); `public` stays
+        // behind it for what the database itself keeps there.
+        if let Some(schema) = &schema {
+            opts.set_schema_search_path(format!("{}, public", schema.quoted()));
+        }
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
         Ok(Self::assemble(
             db,
@@ -215,7 +227,8 @@ impl Store {
     ///
     /// wfs changes no session state on the pool's connections (its statements name its
     /// schema; see [`Qualified`]), so the host's own queries on the same pool keep
-    /// seeing the host's tables. On PostgreSQL, wfs's change listener holds one of the
+    /// seeing the host's tables. (A pool [`Store::connect`] opens is wfs's: its
+    /// connections' `search_path` names wfs's schema, then `public`.) On PostgreSQL, wfs's change listener holds one of the
     /// pool's connections for as long as the store lives. [`Store::close`] leaves the
     /// pool open: it is the host's.
     ///
@@ -253,8 +266,13 @@ impl Store {
         #[cfg(not(feature = "postgres"))]
         let _ = (outbox, channel, listen);
         let schema = schema.map(Arc::new);
+        let reach = if owned {
+            Reach::SearchPath
+        } else {
+            Reach::Rewrite
+        };
         Self {
-            db: Qualified::new(db, schema.clone(), None),
+            db: Qualified::new(db, schema.clone(), reach, None),
             schema,
             owned,
             writer,
@@ -371,7 +389,7 @@ impl Store {
                 ..Default::default()
             })
             .await?;
-        Ok(self.write_tx(tx, guard))
+        Ok(self.write_tx(tx, self.db.reach(), guard))
     }
 
     /// Makes a transaction the host began a [`WriteTx`]: the host's writes (through
@@ -384,17 +402,25 @@ impl Store {
     /// wfs's writer queue (see the module docs): begin it with
     /// [`SqliteTransactionMode::Immediate`].
     pub fn join(&self, txn: DatabaseTransaction) -> WriteTx {
-        self.write_tx(txn, None)
+        // The host's transaction: its session is the host's, so statements name the
+        // schema themselves.
+        self.write_tx(txn, Reach::Rewrite, None)
     }
 
-    fn write_tx(&self, tx: DatabaseTransaction, writer: Option<OwnedMutexGuard<()>>) -> WriteTx {
-        WriteTx::new(tx, self.schema.clone(), &self.changes, writer)
+    fn write_tx(
+        &self,
+        tx: DatabaseTransaction,
+        reach: Reach,
+        writer: Option<OwnedMutexGuard<()>>,
+    ) -> WriteTx {
+        WriteTx::new(tx, self.schema.clone(), reach, &self.changes, writer)
     }
 
     /// `conn`, lent by the caller of a public read, made wfs's: qualified with the
     /// store's schema. Reads queue no after-commit work.
     pub(crate) fn enter<'c, C: ConnectionTrait>(&self, conn: &'c C) -> Qualified<Borrowed<'c, C>> {
-        Qualified::new(Borrowed(conn), self.schema.clone(), None)
+        // Any connection at all, perhaps the host's: statements name the schema.
+        Qualified::new(Borrowed(conn), self.schema.clone(), Reach::Rewrite, None)
     }
 
     /// `tx`, lent by the caller of a public write, made wfs's: qualified with the

@@ -44,10 +44,23 @@ use std::sync::Arc;
 pub struct Qualified<C> {
     inner: C,
     schema: Option<Arc<SchemaName>>,
+    reach: Reach,
     hooks: Option<Arc<AfterCommit>>,
     /// Where the audit entries of the request this transaction serves wait (see
     /// `WriteTx::audited`); `None`: entries are written at once.
     audit: Option<AuditScope>,
+}
+
+/// How a connection's statements reach wfs's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Its `search_path` names the schema: a pool wfs opened itself
+    /// ([`Store::connect`](super::Store::connect)), whose connections are set up so.
+    /// Statements run as written.
+    SearchPath,
+    /// It is a host's (a pool, a transaction or a connection the host lends), whose
+    /// session wfs must not change: each statement is rewritten to name the schema.
+    Rewrite,
 }
 
 impl<C> fmt::Debug for Qualified<C> {
@@ -62,14 +75,21 @@ impl<C> Qualified<C> {
     pub(crate) fn new(
         inner: C,
         schema: Option<Arc<SchemaName>>,
+        reach: Reach,
         hooks: Option<Arc<AfterCommit>>,
     ) -> Self {
         Self {
             inner,
             schema,
+            reach,
             hooks,
             audit: None,
         }
+    }
+
+    /// How its statements reach wfs's schema.
+    pub(crate) fn reach(&self) -> Reach {
+        self.reach
     }
 
     /// The same connection, its operations' audit entries waiting in `audit`.
@@ -113,15 +133,16 @@ impl<C> Qualified<C> {
         Qualified {
             inner,
             schema: self.schema.clone(),
+            reach: self.reach,
             hooks: Some(AfterCommit::new(self.hooks.clone())),
             audit: self.audit.clone(),
         }
     }
 
     fn sql<'s>(&self, sql: &'s str) -> Cow<'s, str> {
-        match &self.schema {
-            Some(schema) => qualify(sql, schema.quoted()),
-            None => Cow::Borrowed(sql),
+        match (&self.schema, self.reach) {
+            (Some(schema), Reach::Rewrite) => qualify(sql, schema.quoted()),
+            _ => Cow::Borrowed(sql),
         }
     }
 

@@ -1,16 +1,22 @@
-//! wfs's own PostgreSQL schema: its name, and the one rewrite that puts every
-//! statement wfs runs into it.
+//! wfs's own PostgreSQL schema: its name, and how statements reach it.
 //!
-//! A host embeds wfs in its own database, where it has tables of its own, some with
-//! wfs's names (`users`, `companies`), and its own `search_path`. wfs cannot set the
-//! `search_path` of a connection it shares with the host (the host's next query on
-//! that pooled connection would see wfs's `users`), so its statements name the schema
-//! themselves: [`qualify`] rewrites each statement's SQL so that every reference to
-//! one of wfs's tables ([`TABLES`]) reads `"schema"."table"`. It rewrites identifiers
-//! only, never string literals or comments, and leaves a name preceded by `.` alone
-//! (already qualified, or a column of an alias), so it is idempotent. Column names and
-//! aliases never spell a table's name (a unit test holds this), so a name that is a
-//! table's is a table.
+//! On a pool wfs opens itself (`Store::connect`), every connection's `search_path`
+//! names the schema first (then `public`), set as the connection is made: statements
+//! run as they are written, whatever their aliases and columns are called.
+//!
+//! A host that embeds wfs in its own database has tables of its own, some with wfs's
+//! names (`users`, `companies`), and its own `search_path`. wfs cannot set the
+//! `search_path` of a connection it shares with the host (a pool given to
+//! `Store::from_connection`, a transaction given to `Store::join`, a connection lent
+//! to a read): the host's next query on that connection would see wfs's `users`. On
+//! those only, statements name the schema themselves: [`qualify`] rewrites each
+//! statement's SQL so that every reference to one of wfs's tables ([`TABLES`]) reads
+//! `"schema"."table"`. It rewrites identifiers only, never string literals or
+//! comments, and leaves a name preceded by `.` alone (already qualified, or a column
+//! of an alias), so it is idempotent. wfs's own statements never spell an alias or a
+//! column like a table (a unit test holds this), so on a host's connection a name that
+//! is a table's is a table; a host's own statements about wfs's tables belong on wfs's
+//! own pool, or must keep to the same rule.
 //!
 //! The migrations are the exception: sea-orm's schema manager builds its statements
 //! where no rewrite can reach, so they run in one transaction whose `SET LOCAL

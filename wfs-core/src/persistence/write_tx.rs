@@ -3,7 +3,7 @@
 
 use super::Qualified;
 use super::changes::Changes;
-use super::qualified::{AfterCommit, Borrowed};
+use super::qualified::{AfterCommit, Borrowed, Reach};
 use super::schema::SchemaName;
 use crate::domain::audit::AuditScope;
 use crate::error::{Error, Result};
@@ -84,6 +84,7 @@ impl WriteTx {
     pub(super) fn new(
         tx: DatabaseTransaction,
         schema: Option<Arc<SchemaName>>,
+        reach: Reach,
         changes: &Arc<Changes>,
         writer: Option<OwnedMutexGuard<()>>,
     ) -> Self {
@@ -93,7 +94,7 @@ impl WriteTx {
         };
         let hooks = AfterCommit::new(None);
         Self {
-            tx: Qualified::new(tx, schema, Some(hooks.clone())),
+            tx: Qualified::new(tx, schema, reach, Some(hooks.clone())),
             hooks,
             _writer: writer,
             _open: open,
@@ -112,10 +113,13 @@ impl WriteTx {
                 "a WriteTx begun or joined by another Store was given to this one".into(),
             ));
         }
-        Ok(
-            Qualified::new(Borrowed(self.tx.inner()), schema, Some(self.hooks.clone()))
-                .with_audit(self.tx.audit().cloned()),
+        Ok(Qualified::new(
+            Borrowed(self.tx.inner()),
+            schema,
+            self.tx.reach(),
+            Some(self.hooks.clone()),
         )
+        .with_audit(self.tx.audit().cloned()))
     }
 
     /// This transaction serving a request whose audit context is `scope`: the audit

@@ -59,24 +59,7 @@ async fn prepare_postgres(tx: &DatabaseTransaction, schema: Option<&SchemaName>)
             ));
         }
     };
-    let mut legacy = None;
-    if !pg_table_exists(tx, &target, MIGRATIONS_TABLE).await? {
-        let mut candidates = vec![target.clone()];
-        candidates.extend(current.filter(|c| *c != target));
-        for candidate in candidates {
-            if pg_table_exists(tx, &candidate, LEGACY_MIGRATIONS_TABLE).await?
-                && wfs_rows(
-                    tx,
-                    &format!("{}.{LEGACY_MIGRATIONS_TABLE}", ident(&candidate)),
-                )
-                .await?
-                    > 0
-            {
-                legacy = Some(candidate);
-                break;
-            }
-        }
-    }
+    let legacy = legacy_schema(tx, &target, current).await?;
     if let Some(from) = legacy.as_ref().filter(|from| **from != target) {
         for table in TABLES {
             if !pg_table_exists(tx, from, table).await? {
@@ -110,6 +93,38 @@ async fn prepare_postgres(tx: &DatabaseTransaction, schema: Option<&SchemaName>)
         .await?;
     }
     Ok(())
+}
+
+/// The schema holding the bookkeeping of a release before schemas, when `target` has
+/// no bookkeeping of its own yet: `target` itself, the connection's `current` schema,
+/// or `public` (which is not current when a pool's search_path names wfs's schema).
+async fn legacy_schema(
+    tx: &DatabaseTransaction,
+    target: &str,
+    current: Option<String>,
+) -> Result<Option<String>> {
+    if pg_table_exists(tx, target, MIGRATIONS_TABLE).await? {
+        return Ok(None);
+    }
+    let mut candidates = vec![target.to_owned()];
+    for other in current.into_iter().chain(["public".to_owned()]) {
+        if !candidates.contains(&other) {
+            candidates.push(other);
+        }
+    }
+    for candidate in candidates {
+        if pg_table_exists(tx, &candidate, LEGACY_MIGRATIONS_TABLE).await?
+            && wfs_rows(
+                tx,
+                &format!("{}.{LEGACY_MIGRATIONS_TABLE}", ident(&candidate)),
+            )
+            .await?
+                > 0
+        {
+            return Ok(Some(candidate));
+        }
+    }
+    Ok(None)
 }
 
 async fn prepare_sqlite(tx: &DatabaseTransaction) -> Result<()> {
