@@ -12,28 +12,22 @@
 
 use futures_util::StreamExt;
 use reqwest::StatusCode;
-use sea_orm::{ConnectionTrait, Database, DbBackend, Statement};
+use sea_orm::{ConnectionTrait, DbBackend, Statement};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wfs_core::service::accounts::NewCompanyAdmin;
 use wfs_core::service::api_keys::NewApiKey;
 use wfs_core::{EventData, EventsFrom};
 use wfs_example_host::Host;
+use wfs_test_support::TestDatabase;
 
 const SECRET: &[u8] = b"example host test secret, 32 bytes+";
 
-/// A new, empty database next to the one `WFS_TEST_DATABASE_URL` names.
-async fn fresh_database() -> String {
+/// A new, empty database next to the one `WFS_TEST_DATABASE_URL` names, dropped when
+/// the test ends.
+async fn fresh_database() -> TestDatabase {
     let admin_url = std::env::var("WFS_TEST_DATABASE_URL").expect("WFS_TEST_DATABASE_URL");
-    let name = format!("wfs_host_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(&admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    admin.close().await.unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
+    TestDatabase::postgres(&admin_url, "host").await
 }
 
 async fn count(host: &Host, sql: &str) -> i64 {
@@ -49,7 +43,8 @@ async fn count(host: &Host, sql: &str) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
 async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
-    let url = fresh_database().await;
+    let db = fresh_database().await;
+    let url = db.url().to_owned();
     // Every start runs both Migrators; the second start finds nothing to do.
     Host::open(&url, SECRET).await.unwrap();
     let host = Host::open(&url, SECRET).await.unwrap();
@@ -227,7 +222,8 @@ fn with_wfs_in_its_graph_the_hosts_own_rustls_and_jsonwebtoken_do_not_panic() {
 async fn wfs_signs_in_on_the_hosts_crypto_backends_and_the_host_keeps_its_own() {
     // Arrange: wfs starts in the host (its facade installs jsonwebtoken's default, the
     // backend already the only one here).
-    let host = Host::open(&fresh_database().await, SECRET).await.unwrap();
+    let db = fresh_database().await;
+    let host = Host::open(db.url(), SECRET).await.unwrap();
     let wfs = host.wfs();
     let tx = wfs.begin().await.unwrap();
     wfs.create_company_with_admin(
