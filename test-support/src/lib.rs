@@ -70,11 +70,6 @@ impl TestDatabase {
     pub fn url(&self) -> &str {
         &self.url
     }
-
-    /// Whether this is a PostgreSQL database.
-    pub fn is_postgres(&self) -> bool {
-        matches!(self.owner, Owner::Postgres { .. })
-    }
 }
 
 impl Drop for TestDatabase {

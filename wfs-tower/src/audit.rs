@@ -27,8 +27,9 @@ pub(crate) struct Trail {
     /// The caller's company, for `api.write`; `None` on a public route (sign-in),
     /// which records only what its operation does.
     company: Option<CompanyId>,
-    /// What the route's entry says its audit entry names, and the id its path names.
-    target: Option<(Audit, Option<String>)>,
+    /// The kind of resource the route's entry says its `api.write` names, and the id
+    /// its path names (`None` for a creation, whose answer names it).
+    target: Option<(&'static str, Option<String>)>,
     /// Written (or deliberately not, for a replay): nothing more to do.
     settled: AtomicBool,
     /// The answer refused something that is no act (a body that is not JSON): no
@@ -72,9 +73,9 @@ impl Trail {
             company,
             target: match route.facts.audit {
                 Audit::Nothing => None,
-                audit @ Audit::Id(_) => Some((audit, ids.0.map(str::to_owned))),
-                audit @ Audit::SubId(_) => Some((audit, ids.1.map(str::to_owned))),
-                audit @ Audit::Created(_) => Some((audit, None)),
+                Audit::Id(kind) => Some((kind, ids.0.map(str::to_owned))),
+                Audit::SubId(kind) => Some((kind, ids.1.map(str::to_owned))),
+                Audit::Created(kind) => Some((kind, None)),
             },
             settled: AtomicBool::new(false),
             no_act: AtomicBool::new(false),
@@ -175,13 +176,12 @@ impl Trail {
             return None;
         }
         let company = self.company?;
-        let target = self.target.as_ref().and_then(|(audit, id)| {
-            let (Audit::Id(kind) | Audit::SubId(kind) | Audit::Created(kind)) = *audit else {
-                return None;
-            };
-            let id = match audit {
-                Audit::Created(_) if status == StatusCode::CREATED => created.map(str::to_owned),
-                _ => id.clone(),
+        let target = self.target.as_ref().and_then(|(kind, id)| {
+            let id = match id {
+                Some(id) => Some(id.clone()),
+                // A creation names its new resource with its answer.
+                None if status == StatusCode::CREATED => created.map(str::to_owned),
+                None => None,
             };
             id.map(|id| Target::new(kind, id))
         });

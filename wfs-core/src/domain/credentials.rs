@@ -159,11 +159,6 @@ impl IpAllowlist {
             .join(",")
     }
 
-    /// Wire form.
-    pub fn to_strings(&self) -> Vec<String> {
-        self.0.iter().map(ToString::to_string).collect()
-    }
-
     /// Whether `peer` may use the key. `::ffff:1.2.3.4` equals `1.2.3.4`.
     /// An unknown peer address is refused when the list is not empty.
     pub fn allows(&self, peer: Option<IpAddr>) -> bool {

@@ -156,6 +156,21 @@ impl fmt::Debug for ScopeSet {
 mod tests {
     use super::*;
 
+    /// The names an answer writes (serde) are the names parsed and stored (`as_str`),
+    /// and a set is written as its scopes' names.
+    #[test]
+    fn scopes_are_written_by_their_wire_names() {
+        for scope in Scope::ALL {
+            assert_eq!(serde_json::to_value(scope).unwrap(), scope.as_str());
+            assert_eq!(Scope::parse(scope.as_str()), Some(scope));
+        }
+        let set = ScopeSet::from_request(None).unwrap();
+        assert_eq!(
+            serde_json::to_value(set).unwrap(),
+            serde_json::json!(set.names())
+        );
+    }
+
     #[test]
     fn keys_created_without_scopes_get_workforce_read_and_availability_read() {
         assert_eq!(

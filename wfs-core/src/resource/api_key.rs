@@ -55,17 +55,6 @@ pub enum ApiKeyStatus {
     Expired,
 }
 
-impl ApiKeyStatus {
-    /// Wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Active => "active",
-            Self::Revoked => "revoked",
-            Self::Expired => "expired",
-        }
-    }
-}
-
 /// Create and rotate answer: the only responses that carry the secret.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

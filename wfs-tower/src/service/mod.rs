@@ -159,6 +159,21 @@ impl WfsService {
     }
 }
 
+/// A request body as the service takes it (the bounds of its `Service` impl), named
+/// once for the steps that hand it on.
+trait IncomingBody:
+    http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+impl<B> IncomingBody for B
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+}
+
 impl<B> tower::Service<Request<B>> for WfsService
 where
     B: http_body::Body + Send + 'static,
@@ -299,17 +314,12 @@ impl Shared {
         ApiError::internal(caught.message).into_response()
     }
 
-    async fn serve<B>(
+    async fn serve<B: IncomingBody>(
         &self,
         req: Request<B>,
         seen: &mut Seen,
         request_id: &RequestId,
-    ) -> Response<ResponseBody>
-    where
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Response<ResponseBody> {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
@@ -352,17 +362,12 @@ impl Shared {
             .unwrap_or(path)
     }
 
-    async fn respond<B>(
+    async fn respond<B: IncomingBody>(
         &self,
         req: Request<B>,
         seen: &mut Seen,
         request_id: &RequestId,
-    ) -> Result<Reply, ApiError>
-    where
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Result<Reply, ApiError> {
         let (parts, body) = req.into_parts();
         let path = self.unmounted(parts.uri.path());
         let matched = match self.router.at(&parts.method, path) {
@@ -396,19 +401,14 @@ impl Shared {
     }
 
     /// A routed request: credentials, then the handler, then its audit trail.
-    async fn authenticated<B>(
+    async fn authenticated<B: IncomingBody>(
         &self,
         matched: Matched<'_, '_>,
         parts: &http::request::Parts,
         body: B,
         seen: &mut Seen,
         request_id: &RequestId,
-    ) -> Result<Reply, ApiError>
-    where
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Result<Reply, ApiError> {
         let route = matched.route;
         // The order of checks: credentials, address and scope (the authenticator),
         // the Idempotency-Key, then the body and everything the handler validates.
@@ -456,17 +456,12 @@ impl Shared {
 
     /// The rest of an authenticated request: the Idempotency-Key, the body, and the
     /// handler (a write in its transaction).
-    async fn handle<B>(
+    async fn handle<B: IncomingBody>(
         &self,
         request: Authenticated<'_>,
         parts: &http::request::Parts,
         body: B,
-    ) -> Result<Reply, ApiError>
-    where
-        B: http_body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Result<Reply, ApiError> {
         let Authenticated {
             route,
             ids,
@@ -558,16 +553,11 @@ fn idempotency_key(
 /// The whole body, at most `limit` bytes (else 413), arrived within `deadline`
 /// (else 408: a body trickled in a byte at a time must not hold its connection, and
 /// on the public sign-in no credential stands in its way).
-async fn read_body<B>(
+async fn read_body<B: IncomingBody>(
     body: B,
     limit: usize,
     deadline: Option<std::time::Duration>,
-) -> Result<Bytes, ApiError>
-where
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+) -> Result<Bytes, ApiError> {
     let collect = Limited::new(body, limit).collect();
     let collected = match deadline {
         Some(deadline) => tokio::time::timeout(deadline, collect)

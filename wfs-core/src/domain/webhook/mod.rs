@@ -320,6 +320,27 @@ pub fn clip_error(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The names an answer writes (serde) are the names stored and parsed (`as_str`).
+    #[test]
+    fn statuses_and_reasons_are_written_as_they_are_stored() {
+        for status in [
+            DeliveryStatus::Pending,
+            DeliveryStatus::Succeeded,
+            DeliveryStatus::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+            assert_eq!(DeliveryStatus::parse(status.as_str()), Some(status));
+        }
+        for reason in [
+            DisabledReason::Manual,
+            DisabledReason::EndpointGone,
+            DisabledReason::TooManyFailures,
+        ] {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.as_str());
+            assert_eq!(DisabledReason::parse(reason.as_str()), Some(reason));
+        }
+    }
+
     #[test]
     fn endpoint_urls_are_absolute_https_without_credentials_or_fragments() {
         assert!(EndpointUrl::parse("https://hooks.example.com/wfs?x=1", false).is_ok());
