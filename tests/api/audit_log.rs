@@ -27,6 +27,14 @@ async fn of(app: &TestApp, company: &Company, action: &str) -> Vec<Value> {
     entries(app, company, &format!("action={action}&limit=200")).await
 }
 
+/// The entries made for answers with `status`.
+fn answered(entries: &[Value], status: u16) -> Vec<&Value> {
+    entries
+        .iter()
+        .filter(|e| e["request"]["status"] == status)
+        .collect()
+}
+
 #[tokio::test]
 async fn key_management_is_recorded_with_the_admin_the_address_and_the_request() {
     let app = TestApp::spawn().await;
@@ -695,10 +703,7 @@ async fn refused_writes_of_one_key_to_one_route_are_one_entry_a_minute_with_thei
     app.wfs.flush_refused_writes().await.unwrap();
 
     let writes = of(&app, &acme, "api.write").await;
-    let refused: Vec<&Value> = writes
-        .iter()
-        .filter(|e| e["request"]["status"] == 400)
-        .collect();
+    let refused = answered(&writes, 400);
     assert_eq!(refused.len(), 1, "{writes:?}");
     assert_eq!(refused[0]["count"], 50);
     assert_eq!(
@@ -706,10 +711,7 @@ async fn refused_writes_of_one_key_to_one_route_are_one_entry_a_minute_with_thei
         json!({"type": "api_key", "id": key.id})
     );
     assert_eq!(refused[0]["request"]["route"], ROLES);
-    let missing: Vec<&Value> = writes
-        .iter()
-        .filter(|e| e["request"]["status"] == 404)
-        .collect();
+    let missing = answered(&writes, 404);
     assert_eq!(missing.len(), 1, "{writes:?}");
     assert_eq!(missing[0]["count"], 1);
     // A write that went through is one entry, counted once.
@@ -731,9 +733,8 @@ async fn refused_writes_of_one_key_to_one_route_are_one_entry_a_minute_with_thei
     .assert_status(400);
     app.wfs.flush_refused_writes().await.unwrap();
     let refused = of(&app, &acme, "api.write").await;
-    let counts: Vec<&Value> = refused
-        .iter()
-        .filter(|e| e["request"]["status"] == 400)
+    let counts: Vec<&Value> = answered(&refused, 400)
+        .into_iter()
         .map(|e| &e["count"])
         .collect();
     assert_eq!(counts, [&json!(1), &json!(50)], "newest first");
@@ -786,12 +787,8 @@ async fn refusals_past_the_companys_quota_are_counted_in_one_audit_dropped_entry
     }
     app.wfs.flush_refused_writes().await.unwrap();
 
-    let refused: Vec<Value> = of(&app, &acme, "api.write")
-        .await
-        .into_iter()
-        .filter(|e| e["request"]["status"] == 400)
-        .collect();
-    assert_eq!(refused.len(), quota);
+    let writes = of(&app, &acme, "api.write").await;
+    assert_eq!(answered(&writes, 400).len(), quota);
     let dropped = of(&app, &acme, "audit.dropped").await;
     assert_eq!(dropped.len(), 1, "{dropped:?}");
     assert_eq!(dropped[0]["count"], 5);
@@ -800,12 +797,9 @@ async fn refusals_past_the_companys_quota_are_counted_in_one_audit_dropped_entry
         json!({"type": "system", "id": "audit"})
     );
     assert_eq!(dropped[0]["request"], Value::Null);
-    let beta_writes: Vec<Value> = of(&app, &beta, "api.write")
-        .await
-        .into_iter()
-        .filter(|e| e["request"]["status"] == 400)
-        .collect();
-    assert!(beta_writes.is_empty(), "{beta_writes:?}");
+    let beta_writes = of(&app, &beta, "api.write").await;
+    let beta_refused = answered(&beta_writes, 400);
+    assert!(beta_refused.is_empty(), "{beta_refused:?}");
 }
 
 /// `X-Request-Id` is the caller's to choose, so it names nothing for certain: an entry

@@ -45,11 +45,8 @@ async fn write_if(
     app.send(req).await
 }
 
-#[tokio::test]
-async fn every_read_has_an_etag_and_if_none_match_answers_304_until_the_answer_changes() {
-    // Arrange: a company with a role, a location, a member and a booked shift.
-    let app = TestApp::spawn().await;
-    let d = app.day_slot().await;
+/// Books the day slot's member on 2026-11-16: the booked shift's id.
+async fn book_the_member(app: &TestApp, d: &DaySlot) -> String {
     let booked = app
         .post(
             &d.key,
@@ -58,6 +55,15 @@ async fn every_read_has_an_etag_and_if_none_match_answers_304_until_the_answer_c
         )
         .await;
     booked.assert_status(200);
+    booked.body["shifts"][0]["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn every_read_has_an_etag_and_if_none_match_answers_304_until_the_answer_changes() {
+    // Arrange: a company with a role, a location, a member and a booked shift.
+    let app = TestApp::spawn().await;
+    let d = app.day_slot().await;
+    book_the_member(&app, &d).await;
     let reads = [
         ROLES.to_owned(),
         LOCATIONS.to_owned(),
@@ -302,17 +308,7 @@ async fn if_match_lets_a_write_through_only_while_the_resource_is_unchanged() {
     .assert_status(412);
 
     // Shifts: a wrong tag leaves the shift booked; `*` cancels it.
-    let booked = app
-        .post(
-            &d.key,
-            "/external/v1/shifts/book",
-            &json!({"slotId": d.slot, "date": "2026-11-16", "assignees": [{"userId": d.user}]}),
-        )
-        .await;
-    let shift = format!(
-        "/external/v1/shifts/{}",
-        booked.body["shifts"][0]["id"].as_str().unwrap()
-    );
+    let shift = format!("/external/v1/shifts/{}", book_the_member(&app, &d).await);
     write_if(&app, &d.key, Method::DELETE, &shift, "\"stale\"", None)
         .await
         .assert_status(412);
@@ -441,15 +437,7 @@ async fn answers_to_credentials_are_private_and_vary_on_them() {
 async fn a_shifts_own_tag_is_read_with_it_and_a_412_shows_tags_only_to_readers() {
     let app = TestApp::spawn().await;
     let d = app.day_slot().await;
-    let booked = app
-        .post(
-            &d.key,
-            "/external/v1/shifts/book",
-            &json!({"slotId": d.slot, "date": "2026-11-16", "assignees": [{"userId": d.user}]}),
-        )
-        .await;
-    booked.assert_status(200);
-    let id = booked.body["shifts"][0]["id"].as_str().unwrap().to_owned();
+    let id = book_the_member(&app, &d).await;
     let shift = format!("/external/v1/shifts/{id}");
 
     // The read of the shift gives the tag its If-Match takes.
