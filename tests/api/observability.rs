@@ -343,6 +343,9 @@ async fn the_request_line_carries_the_id_in_text_and_in_json_logs() {
 
 #[tokio::test]
 async fn a_panic_line_carries_the_id_even_when_only_errors_are_logged() {
+    // The server's hook: the panic's file:line goes on the request's line, and no
+    // second report is printed.
+    wfs_tower::install_panic_hook();
     let app = TestApp::spawn().await;
     let key = app.key(&app.company("Acme").await).await;
     let log = Captured::default();
@@ -372,6 +375,7 @@ async fn a_panic_line_carries_the_id_even_when_only_errors_are_logged() {
         .unwrap_or_else(|| panic!("no panic line in {lines:#?}"));
     assert!(line.contains("request_id=panic-id"), "{line}");
     assert!(line.contains("route=\"/external/v1/job-roles\""), "{line}");
+    assert!(line.contains("panic_at=") && line.contains(".rs:"), "{line}");
 }
 
 // ------------------------------------------------------------------ metrics

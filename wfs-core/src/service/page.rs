@@ -21,42 +21,27 @@ pub struct Page<T> {
     pub next_cursor: Option<String>,
 }
 
-// Each list's page as its route answers it: the items, then `pagination`.
-
-impl From<Page<AuditLogEntry>> for AuditLogPage {
-    fn from(p: Page<AuditLogEntry>) -> Self {
-        Self {
-            data: p.data,
-            pagination: AuditPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
+/// Each list's page as its route answers it: the items, then `pagination`.
+macro_rules! answered_as {
+    ($($item:ty => $page:ident { $pagination:ident }),* $(,)?) => {$(
+        impl From<Page<$item>> for $page {
+            fn from(p: Page<$item>) -> Self {
+                Self {
+                    data: p.data,
+                    pagination: $pagination {
+                        limit: p.limit,
+                        next_cursor: p.next_cursor,
+                    },
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl From<Page<Delivery>> for WebhookDeliveryPage {
-    fn from(p: Page<Delivery>) -> Self {
-        Self {
-            data: p.data,
-            pagination: WebhookPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
-        }
-    }
-}
-
-impl From<Page<EventRecord>> for WebhookEventPage {
-    fn from(p: Page<EventRecord>) -> Self {
-        Self {
-            data: p.data,
-            pagination: WebhookPagination {
-                limit: p.limit,
-                next_cursor: p.next_cursor,
-            },
-        }
-    }
+answered_as! {
+    AuditLogEntry => AuditLogPage { AuditPagination },
+    Delivery => WebhookDeliveryPage { WebhookPagination },
+    EventRecord => WebhookEventPage { WebhookPagination },
 }
 
 impl Wfs {

@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::handlers::Ctx;
 use crate::handlers::Route;
 use crate::held::Held;
-use crate::panic::{CatchPanic, Caught};
+use crate::panic::{CatchPanic, Caught, REQUEST_SPAN, REQUEST_TARGET};
 use crate::rate_limit::LimitReport;
 use crate::redis_conn::RedisConn;
 use crate::reply::Reply;
@@ -195,12 +195,15 @@ where
         let fallback_id = request_id.clone();
         // At ERROR level so that it is enabled whenever any line of the request is:
         // whatever the filter, the request's lines carry its id.
+        // The panic hook knows a request's panic by this span's target and name.
         let span = tracing::error_span!(
-            target: "wfs::request",
-            "request",
+            target: REQUEST_TARGET,
+            REQUEST_SPAN,
             request_id = %request_id.as_str(),
             // The server's own, when the id above is the caller's (the audit log's).
             own_request_id = tracing::field::Empty,
+            // The panic's `file:line`, recorded by the panic hook.
+            panic_at = tracing::field::Empty,
         );
         if request_id.callers().is_some() {
             span.record("own_request_id", request_id.own());
@@ -308,7 +311,7 @@ impl Shared {
         tracing::error!(
             target: "wfs::request",
             method = %method, route = seen.route, status = 500,
-            panic = %caught.message, at = %caught.location,
+            panic = %caught.message,
             "request panicked"
         );
         ApiError::internal(caught.message).into_response()
