@@ -168,6 +168,12 @@ impl Wfs {
         self
     }
 
+    /// The password hashing this facade runs (its bounds, and how many
+    /// verifications it has run).
+    pub fn password_work(&self) -> &service::password_work::PasswordWork {
+        &self.password_work
+    }
+
     /// Sets the mailer [`Wfs::run_background`] delivers the outbox through (by
     /// default [`LogMailer`](service::background::LogMailer), which only logs).
     pub fn with_mailer(mut self, mailer: Arc<dyn service::outbox::Mailer>) -> Self {

@@ -67,7 +67,7 @@ pub struct RestoredAdmin {
 
 // The hashing itself, with the bound on how much runs at once, lives in
 // `password_work`; re-exported here, where hosts and tests have always found it.
-pub use super::password_work::{hash_password, sign_in_verifications, verify_password};
+pub use super::password_work::{hash_password, verify_password};
 
 /// The operator's password rule (also `create-admin`'s).
 fn check_password(password: &str) -> Result<()> {

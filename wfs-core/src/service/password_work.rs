@@ -49,16 +49,6 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
 static DUMMY_HASH: LazyLock<String> =
     LazyLock::new(|| hash_password("dummy password for timing").unwrap_or_default());
 
-/// Password verifications run by sign-in since the process started.
-static VERIFICATIONS: AtomicU64 = AtomicU64::new(0);
-
-/// How many password verifications sign-in has run in this process: tests use it to
-/// show that every failed sign-in, whatever the reason, costs one argon2 verification.
-#[doc(hidden)]
-pub fn sign_in_verifications() -> u64 {
-    VERIFICATIONS.load(Ordering::Relaxed)
-}
-
 /// The password hashing a facade runs at once, and how many may wait (see the
 /// module's docs). Install another with [`Wfs::with_password_work`].
 ///
@@ -71,6 +61,8 @@ pub struct PasswordWork {
     running: Semaphore,
     /// Verifications running or waiting to.
     admitted: Semaphore,
+    /// Verifications run so far.
+    verifications: AtomicU64,
 }
 
 impl Default for PasswordWork {
@@ -92,6 +84,7 @@ impl PasswordWork {
             queued,
             running: Semaphore::new(at_once),
             admitted: Semaphore::new(at_once + queued),
+            verifications: AtomicU64::new(0),
         }
     }
 
@@ -105,6 +98,12 @@ impl PasswordWork {
         self.queued
     }
 
+    /// How many password verifications sign-in has run through this: each one,
+    /// whether the login named anybody or not, costs one argon2 verification.
+    pub fn verifications(&self) -> u64 {
+        self.verifications.load(Ordering::Relaxed)
+    }
+
     /// Checks `password` against a PHC string off the async workers; with no stored
     /// hash it does the same work against a dummy one and answers `false`.
     ///
@@ -115,13 +114,15 @@ impl PasswordWork {
             return Err(Error::Busy { retry_after: RETRY });
         };
         let password = password.to_owned();
-        self.on_blocking_pool(move || {
-            let stored = phc.as_deref().unwrap_or(&DUMMY_HASH);
-            let verified = verify_password(&password, stored);
-            VERIFICATIONS.fetch_add(1, Ordering::Relaxed);
-            phc.is_some() && verified
-        })
-        .await
+        let verified = self
+            .on_blocking_pool(move || {
+                let stored = phc.as_deref().unwrap_or(&DUMMY_HASH);
+                let verified = verify_password(&password, stored);
+                phc.is_some() && verified
+            })
+            .await;
+        self.verifications.fetch_add(1, Ordering::Relaxed);
+        verified
     }
 
     /// Hashes `password` off the async workers, taking a turn with the
