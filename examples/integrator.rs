@@ -44,7 +44,7 @@ use std::process::ExitCode;
 
 use chrono::{Datelike, Duration, NaiveDate, Utc};
 use uuid::Uuid;
-use wfs_client::{Error, StaffQuery, WfsClient, types};
+use wfs_client::{Error, ListStaffQuery, WfsClient, types};
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
 const TIME_ZONE: &str = "America/New_York";
@@ -161,7 +161,7 @@ async fn run(client: &WfsClient) -> Result<(), Failure> {
 
     // 3. The new members' user ids: the active staff of the new location and role.
     let members = client
-        .list_staff(&StaffQuery {
+        .list_staff(&ListStaffQuery {
             branch_id: Some(location.id.clone()),
             job_role_id: Some(role.id.clone()),
             status: Some(1),

@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Local, Utc};
 use wfs_client::types::{self, SupplyStatus, WorkforceItem};
-use wfs_client::{WfsClient, WorkforceFeed, WorkforceQuery};
+use wfs_client::{ListWorkforceResourcesQuery, WfsClient, WorkforceFeed};
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080";
 const DEFAULT_POLL_SECONDS: u64 = 5;
@@ -66,7 +66,7 @@ async fn main() -> ExitCode {
         }
     };
 
-    let mut feed = client.workforce_feed(WorkforceQuery::default());
+    let mut feed = client.workforce_feed(ListWorkforceResourcesQuery::default());
     let mut mirror = Mirror::default();
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
 

@@ -19,6 +19,8 @@
 
 #[path = "build/downgrade.rs"]
 mod downgrade;
+#[path = "build/operations.rs"]
+mod operations;
 #[path = "build/patch_bodies.rs"]
 mod patch_bodies;
 
@@ -42,6 +44,7 @@ fn main() {
     println!("cargo:rerun-if-changed={SPEC}");
     println!("cargo:rerun-if-changed=build/downgrade.rs");
     println!("cargo:rerun-if-changed=build/patch_bodies.rs");
+    println!("cargo:rerun-if-changed=build/operations.rs");
 
     let yaml = fs::read_to_string(SPEC).unwrap_or_else(|e| panic!("cannot read {SPEC}: {e}"));
     warn_if_stale(&yaml);
@@ -85,10 +88,18 @@ fn main() {
         .unwrap_or_else(|e| panic!("progenitor failed on {SPEC}: {e}"));
     let file: syn::File = syn::parse2(tokens).expect("progenitor emitted invalid Rust");
     let code = prettyplease::unparse(&file);
+    let operations = operations::generate(&in_order, &file);
+    let operations: syn::File = syn::parse_str(&operations)
+        .unwrap_or_else(|e| panic!("build/operations.rs emitted invalid Rust: {e}\n{operations}"));
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"));
     fs::write(out.join("codegen.rs"), code).expect("cannot write codegen.rs");
     fs::write(out.join("patch_bodies.rs"), patch_bodies).expect("cannot write patch_bodies.rs");
+    fs::write(
+        out.join("operations.rs"),
+        prettyplease::unparse(&operations),
+    )
+    .expect("cannot write operations.rs");
 }
 
 /// In the workspace, warns when the copy differs from the workspace's document (the

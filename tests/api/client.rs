@@ -7,7 +7,8 @@ use futures_util::TryStreamExt;
 use std::num::{NonZeroU32, NonZeroU64};
 use wfs_client::types::{self, ApiKeyStatus, Scope, SupplyStatus};
 use wfs_client::{
-    AdminClient, Error, Patch, RetryPolicy, ScheduleQuery, StaffQuery, WfsClient, WorkforceQuery,
+    AdminClient, Error, ListSchedulesQuery, ListShiftsQuery, ListStaffQuery,
+    ListWorkforceResourcesQuery, Patch, RetryPolicy, WfsClient,
 };
 use wfs_core::CompanyId;
 use wfs_tower::{Config, RateLimit};
@@ -121,6 +122,26 @@ impl ClientScene {
             })
             .await
             .unwrap()
+    }
+}
+
+/// The slots a `GET /shifts` without `shiftId` answers.
+fn slots_of(answer: Result<types::ShiftsListing, Error>) -> Vec<types::ShiftSlot> {
+    match answer.unwrap() {
+        types::ShiftsListing::Array(slots) => slots,
+        types::ShiftsListing::Shift(shift) => panic!("one shift instead of slots: {shift:?}"),
+    }
+}
+
+/// `GET /shifts?shiftId=`: the one shift it answers.
+async fn get_shift(client: &WfsClient, id: &str) -> Result<types::Shift, Error> {
+    let query = ListShiftsQuery {
+        shift_id: Some(id.into()),
+        ..Default::default()
+    };
+    match client.list_shifts(&query).await? {
+        types::ShiftsListing::Shift(shift) => Ok(shift),
+        types::ShiftsListing::Array(slots) => panic!("slots instead of one shift: {slots:?}"),
     }
 }
 
@@ -240,10 +261,10 @@ async fn the_admin_pages_through_the_audit_log_with_its_filters() {
     let key_id = keys[0].id.clone();
     let writes: Vec<types::AuditLogEntry> = s
         .admin
-        .audit_log(wfs_client::AuditLogQuery {
-            actions: vec![types::AuditActionName::ApiWrite],
+        .audit_log(wfs_client::ListAuditLogQuery {
+            action: Some(types::AuditActionName::ApiWrite.to_string()),
             actor: Some(key_id.clone()),
-            limit: Some(2),
+            limit: NonZeroU64::new(2),
             ..Default::default()
         })
         .try_collect()
@@ -257,8 +278,8 @@ async fn the_admin_pages_through_the_audit_log_with_its_filters() {
     );
     let page = s
         .admin
-        .list_audit_log(&wfs_client::AuditLogQuery {
-            actions: vec![types::AuditActionName::ApiKeyCreated],
+        .list_audit_log(&wfs_client::ListAuditLogQuery {
+            action: Some(types::AuditActionName::ApiKeyCreated.to_string()),
             ..Default::default()
         })
         .await
@@ -272,8 +293,8 @@ async fn the_admin_pages_through_the_audit_log_with_its_filters() {
     // A bad filter is the API's 400, with its message.
     assert_api_error(
         s.admin
-            .list_audit_log(&wfs_client::AuditLogQuery {
-                limit: Some(500),
+            .list_audit_log(&wfs_client::ListAuditLogQuery {
+                limit: NonZeroU64::new(500),
                 ..Default::default()
             })
             .await,
@@ -373,7 +394,7 @@ async fn staff_are_created_in_bulk_listed_and_deactivated() {
     assert_eq!((report.success, report.failed, report.total), (3, 1, 4));
     assert_eq!(report.err[0].email, items[0].email);
 
-    let at_branch = StaffQuery {
+    let at_branch = ListStaffQuery {
         branch_id: Some(branch.clone()),
         ..Default::default()
     };
@@ -398,7 +419,7 @@ async fn staff_are_created_in_bulk_listed_and_deactivated() {
     assert_eq!(s.client.list_staff(&at_branch).await.unwrap().len(), 2);
     let inactive = s
         .client
-        .list_staff(&StaffQuery {
+        .list_staff(&ListStaffQuery {
             status: Some(0),
             ..Default::default()
         })
@@ -427,25 +448,34 @@ async fn slots_are_created_booked_listed_and_cancelled() {
         Utc.with_ymd_and_hms(2026, 11, 23, 14, 0, 0).unwrap()
     );
 
-    let slots = s.client.list_shifts(Some(&branch), None).await.unwrap();
+    let slots = slots_of(
+        s.client
+            .list_shifts(&ListShiftsQuery {
+                branch_id: Some(branch.clone()),
+                ..Default::default()
+            })
+            .await,
+    );
     assert_eq!(slots.len(), 1);
     assert_eq!(slots[0].id, created.slot_id);
     assert_eq!(slots[0].job_role.id, role);
-    assert!(
-        s.client
-            .list_shifts(None, Some("other"))
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    let shift = s.client.get_shift(&created.shift.id).await.unwrap();
+    let other = ListShiftsQuery {
+        job_role_id: Some("other".into()),
+        ..Default::default()
+    };
+    assert!(slots_of(s.client.list_shifts(&other).await).is_empty());
+    let shift = get_shift(&s.client, &created.shift.id).await.unwrap();
     assert_eq!(shift.slot_id, created.slot_id);
 
     s.client
-        .bulk_create_staff(&[person(1, &branch, &role), person(2, &branch, &role)])
+        .bulk_create_staff(&vec![person(1, &branch, &role), person(2, &branch, &role)])
         .await
         .unwrap();
-    let members = s.client.list_staff(&StaffQuery::default()).await.unwrap();
+    let members = s
+        .client
+        .list_staff(&ListStaffQuery::default())
+        .await
+        .unwrap();
     let assignees: Vec<_> = members
         .iter()
         .filter(|m| m.branch_id.as_deref() == Some(&*branch))
@@ -490,13 +520,16 @@ async fn slots_are_created_booked_listed_and_cancelled() {
         s.client.cancel_shift(first).await.unwrap().message,
         "Shift cancelled"
     );
-    assert_eq!(s.client.get_shift(first).await.unwrap().status, "cancelled");
+    assert_eq!(
+        get_shift(&s.client, first).await.unwrap().status,
+        "cancelled"
+    );
     assert_api_error(
         s.client.cancel_shift(first).await,
         409,
         "Shift is already cancelled",
     );
-    assert_api_error(s.client.get_shift("nope").await, 404, "Shift not found");
+    assert_api_error(get_shift(&s.client, "nope").await, 404, "Shift not found");
 }
 
 #[tokio::test]
@@ -514,7 +547,7 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
     for _ in 0..104 {
         s.client.book_shift(&open_place).await.unwrap();
     }
-    let query = ScheduleQuery {
+    let query = ListSchedulesQuery {
         from: Some(Utc.with_ymd_and_hms(2026, 11, 23, 0, 0, 0).unwrap()),
         to: Some(Utc.with_ymd_and_hms(2026, 11, 24, 0, 0, 0).unwrap()),
         ..Default::default()
@@ -523,8 +556,8 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
     assert_eq!(first_page.len(), 100);
     let second_page = s
         .client
-        .list_schedules(&ScheduleQuery {
-            page: Some(2),
+        .list_schedules(&ListSchedulesQuery {
+            page: NonZeroU64::new(2),
             ..query.clone()
         })
         .await
@@ -567,7 +600,7 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
 
     let hours = s
         .client
-        .get_hours(date("2026-11-15"), date("2026-11-17"))
+        .get_hours(&date("2026-11-15"), &date("2026-11-17"))
         .await
         .unwrap();
     let by_day: Vec<_> = hours.iter().map(|d| (d.date, d.hours)).collect();
@@ -581,7 +614,7 @@ async fn schedules_page_through_every_shift_and_hours_and_overtime_report() {
     );
     let backwards = s
         .client
-        .get_hours(date("2026-11-17"), date("2026-11-15"))
+        .get_hours(&date("2026-11-17"), &date("2026-11-15"))
         .await
         .unwrap_err();
     assert_eq!(backwards.status(), Some(400), "{backwards:?}");
@@ -610,7 +643,7 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
     let role = s.role("Nurse").await.id;
     let people: Vec<_> = (0..4).map(|n| person(n, &branch, &role)).collect();
     s.client.bulk_create_staff(&people).await.unwrap();
-    let at_branch = StaffQuery {
+    let at_branch = ListStaffQuery {
         branch_id: Some(branch),
         ..Default::default()
     };
@@ -619,14 +652,21 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
         .map(|m| m.membership_id)
         .collect();
     ids.sort();
-    let query = WorkforceQuery {
-        limit: Some(2),
+    let query = ListWorkforceResourcesQuery {
+        limit: NonZeroU64::new(2),
         ..Default::default()
     };
     let page = s.client.list_workforce_resources(&query).await.unwrap();
     assert_eq!(page.data.len(), 2);
     assert!(page.pagination.next_cursor.is_some());
-    let alias = s.client.list_workforce_availability(&query).await.unwrap();
+    let alias = s
+        .client
+        .list_workforce_availability(&wfs_client::ListWorkforceAvailabilityQuery {
+            limit: query.limit,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     assert_eq!(
         serde_json::to_value(&alias.data).unwrap(),
         serde_json::to_value(&page.data).unwrap()
@@ -645,7 +685,9 @@ async fn the_workforce_feed_pages_follows_changes_and_shows_tombstones() {
         .collect();
     assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
 
-    let mut feed = s.client.workforce_feed(WorkforceQuery::default());
+    let mut feed = s
+        .client
+        .workforce_feed(ListWorkforceResourcesQuery::default());
     assert_eq!(feed.poll().await.unwrap().len(), 5);
     assert!(feed.poll().await.unwrap().is_empty(), "nothing changed");
 
@@ -781,9 +823,9 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
     let company = s.company_id();
     let mut follow = wfs_client::WorkforceFollow::from_now(
         s.client.clone(),
-        WorkforceQuery {
-            wait: Some(std::time::Duration::from_secs(20)),
-            ..WorkforceQuery::default()
+        ListWorkforceResourcesQuery {
+            wait: NonZeroU64::new(20),
+            ..ListWorkforceResourcesQuery::default()
         },
     );
     let waiting = tokio::spawn(async move {
@@ -819,9 +861,9 @@ async fn follow_workforce_answers_changes_as_they_commit_and_resumes_from_its_po
     tx.commit().await.unwrap();
     let mut resumed = wfs_client::WorkforceFollow::resume(
         s.client.clone(),
-        WorkforceQuery {
-            wait: Some(std::time::Duration::from_secs(1)),
-            ..WorkforceQuery::default()
+        ListWorkforceResourcesQuery {
+            wait: NonZeroU64::new(1),
+            ..ListWorkforceResourcesQuery::default()
         },
         saved,
     );

@@ -375,7 +375,10 @@ async fn a_panic_line_carries_the_id_even_when_only_errors_are_logged() {
         .unwrap_or_else(|| panic!("no panic line in {lines:#?}"));
     assert!(line.contains("request_id=panic-id"), "{line}");
     assert!(line.contains("route=\"/external/v1/job-roles\""), "{line}");
-    assert!(line.contains("panic_at=") && line.contains(".rs:"), "{line}");
+    assert!(
+        line.contains("panic_at=") && line.contains(".rs:"),
+        "{line}"
+    );
 }
 
 // ------------------------------------------------------------------ metrics

@@ -11,8 +11,6 @@ use std::time::Duration;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 
 use crate::error::value;
-use crate::idempotency::fresh;
-use crate::query::{AuditLogQuery, positive};
 use crate::transport::{Options, sensitive};
 use crate::{Error, RetryPolicy, generated, types};
 
@@ -126,61 +124,5 @@ impl AdminClient {
     /// The generated client underneath (see [`WfsClient::generated`](crate::WfsClient::generated)).
     pub fn generated(&self) -> &generated::Client {
         &self.client
-    }
-
-    /// `GET /auth/keys`: every key of the company, revoked ones included. Secrets are
-    /// never listed.
-    pub async fn list_api_keys(&self) -> Result<Vec<types::ApiKey>, Error> {
-        value(self.client.list_api_keys(None).await).await
-    }
-
-    /// `POST /auth/keys`: a new key. Its `client_secret` is in this answer only.
-    pub async fn create_api_key(
-        &self,
-        body: &types::CreateApiKeyRequest,
-    ) -> Result<types::IssuedApiKey, Error> {
-        value(self.client.create_api_key(Some(&fresh()?), body).await).await
-    }
-
-    /// `POST /auth/keys/{id}/rotate`: a new secret for the key; the client ID stays
-    /// and the old secret stops working at once. 409 for a revoked key.
-    pub async fn rotate_api_key(&self, id: &str) -> Result<types::IssuedApiKey, Error> {
-        value(self.client.rotate_api_key(id, Some(&fresh()?)).await).await
-    }
-
-    /// `POST /auth/keys/{id}/revoke`: revokes the key for good.
-    pub async fn revoke_api_key(&self, id: &str) -> Result<types::RevokedApiKey, Error> {
-        value(self.client.revoke_api_key(id, Some(&fresh()?)).await).await
-    }
-
-    /// `GET /auth/audit-log`: one page of the company's audit log, newest first. To
-    /// follow `next_cursor` through every page, use
-    /// [`audit_log`](Self::audit_log).
-    pub async fn list_audit_log(
-        &self,
-        query: &AuditLogQuery,
-    ) -> Result<types::AuditLogPage, Error> {
-        let q = query;
-        let actions = (!q.actions.is_empty()).then(|| {
-            q.actions
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        });
-        value(
-            self.client
-                .list_audit_log(
-                    actions.as_deref(),
-                    q.actor.as_deref(),
-                    q.cursor.as_deref(),
-                    q.from.as_ref(),
-                    positive("limit", q.limit)?,
-                    q.to.as_ref(),
-                    None,
-                )
-                .await,
-        )
-        .await
     }
 }

@@ -8,11 +8,12 @@
 //! poll already delivered.
 
 use std::collections::HashSet;
+use std::num::NonZeroU64;
 
 use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt;
 
-use crate::query::WorkforceQuery;
+use crate::ListWorkforceResourcesQuery;
 use crate::{Error, WfsClient, types};
 
 impl types::WorkforceItem {
@@ -56,7 +57,7 @@ impl types::WorkforceItem {
 #[derive(Debug, Clone)]
 pub struct WorkforceFeed {
     client: WfsClient,
-    query: WorkforceQuery,
+    query: ListWorkforceResourcesQuery,
     checkpoint: Option<DateTime<Utc>>,
     /// `(staff_resource_id, resource_version)` delivered with `updated_at` equal to
     /// the checkpoint: the next poll (inclusive) answers them again.
@@ -68,11 +69,11 @@ impl WorkforceFeed {
     /// `query.updated_since` is set, those updated at or after it). `query` also sets
     /// the window (`from`, `to`) and page size (`limit`) of every poll; `cursor` is
     /// ignored, the feed manages it.
-    pub fn new(client: WfsClient, query: WorkforceQuery) -> Self {
+    pub fn new(client: WfsClient, query: ListWorkforceResourcesQuery) -> Self {
         let checkpoint = query.updated_since;
         WorkforceFeed {
             client,
-            query: WorkforceQuery {
+            query: ListWorkforceResourcesQuery {
                 cursor: None,
                 updated_since: None,
                 ..query
@@ -83,10 +84,14 @@ impl WorkforceFeed {
     }
 
     /// A feed that continues from a saved [`checkpoint`](Self::checkpoint).
-    pub fn resume(client: WfsClient, query: WorkforceQuery, checkpoint: DateTime<Utc>) -> Self {
+    pub fn resume(
+        client: WfsClient,
+        query: ListWorkforceResourcesQuery,
+        checkpoint: DateTime<Utc>,
+    ) -> Self {
         WorkforceFeed::new(
             client,
-            WorkforceQuery {
+            ListWorkforceResourcesQuery {
                 updated_since: Some(checkpoint),
                 ..query
             },
@@ -102,7 +107,7 @@ impl WorkforceFeed {
     /// `resource_version`. On error nothing is lost: the checkpoint has not moved and
     /// the next poll asks again.
     pub async fn poll(&mut self) -> Result<Vec<types::WorkforceItem>, Error> {
-        let query = WorkforceQuery {
+        let query = ListWorkforceResourcesQuery {
             updated_since: self.checkpoint,
             ..self.query.clone()
         };
@@ -157,7 +162,9 @@ impl WorkforceFeed {
 #[derive(Debug, Clone)]
 pub struct WorkforceFollow {
     client: WfsClient,
-    query: WorkforceQuery,
+    query: ListWorkforceResourcesQuery,
+    /// The first request takes the head of the feed (`start=now`).
+    from_now: bool,
     position: Option<String>,
 }
 
@@ -168,32 +175,40 @@ pub const DEFAULT_FOLLOW_WAIT: std::time::Duration = std::time::Duration::from_s
 impl WorkforceFollow {
     /// From the beginning of the feed (or from `query.updated_since`, when set). The
     /// query's window and page size apply to every request; its `cursor` and
-    /// `start_now` are the follower's to manage, and its `wait` defaults to
+    /// `start` are the follower's to manage, and its `wait` defaults to
     /// [`DEFAULT_FOLLOW_WAIT`].
-    pub fn from_start(client: WfsClient, query: WorkforceQuery) -> Self {
+    pub fn from_start(client: WfsClient, query: ListWorkforceResourcesQuery) -> Self {
         Self::new(client, query, false, None)
     }
 
     /// From now: the first [`next`](Self::next) takes the head of the feed and
     /// answers what commits after it, without reading what came before.
-    pub fn from_now(client: WfsClient, query: WorkforceQuery) -> Self {
+    pub fn from_now(client: WfsClient, query: ListWorkforceResourcesQuery) -> Self {
         Self::new(client, query, true, None)
     }
 
     /// From a saved [`position`](Self::position), with the query it was taken under.
-    pub fn resume(client: WfsClient, query: WorkforceQuery, position: String) -> Self {
+    pub fn resume(client: WfsClient, query: ListWorkforceResourcesQuery, position: String) -> Self {
         Self::new(client, query, false, Some(position))
     }
 
-    fn new(client: WfsClient, query: WorkforceQuery, now: bool, position: Option<String>) -> Self {
+    fn new(
+        client: WfsClient,
+        query: ListWorkforceResourcesQuery,
+        now: bool,
+        position: Option<String>,
+    ) -> Self {
         WorkforceFollow {
             client,
-            query: WorkforceQuery {
+            query: ListWorkforceResourcesQuery {
                 cursor: None,
-                start_now: now,
-                wait: Some(query.wait.unwrap_or(DEFAULT_FOLLOW_WAIT)),
+                start: None,
+                wait: query
+                    .wait
+                    .or(NonZeroU64::new(DEFAULT_FOLLOW_WAIT.as_secs())),
                 ..query
             },
+            from_now: now,
             position,
         }
     }
@@ -209,9 +224,9 @@ impl WorkforceFollow {
     /// and empty when the wait ran out (or the server is shutting down) with nothing
     /// new. On error the position has not moved: call again.
     pub async fn next(&mut self) -> Result<Vec<types::WorkforceItem>, Error> {
-        let query = WorkforceQuery {
+        let query = ListWorkforceResourcesQuery {
             cursor: self.position.clone(),
-            start_now: self.position.is_none() && self.query.start_now,
+            start: (self.position.is_none() && self.from_now).then(|| "now".to_owned()),
             // The first page of a query with `updated_since` sends it; after that the
             // position carries it.
             updated_since: self.query.updated_since,
@@ -225,13 +240,13 @@ impl WorkforceFollow {
 
 impl WfsClient {
     /// A [`WorkforceFeed`] over this client; see [`WorkforceFeed::new`].
-    pub fn workforce_feed(&self, query: WorkforceQuery) -> WorkforceFeed {
+    pub fn workforce_feed(&self, query: ListWorkforceResourcesQuery) -> WorkforceFeed {
         WorkforceFeed::new(self.clone(), query)
     }
 
     /// A [`WorkforceFollow`] from the beginning of the feed; see
     /// [`WorkforceFollow::from_start`].
-    pub fn follow_workforce(&self, query: WorkforceQuery) -> WorkforceFollow {
+    pub fn follow_workforce(&self, query: ListWorkforceResourcesQuery) -> WorkforceFollow {
         WorkforceFollow::from_start(self.clone(), query)
     }
 }

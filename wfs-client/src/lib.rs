@@ -7,8 +7,14 @@
 //!
 //! - [`WfsClient`]: the resource routes, authenticated by an API key pair, with one
 //!   method per operation named as its `operationId` (`list_job_roles`,
-//!   `book_shift`, ...), returning the [`types`] directly.
-//! - [`AdminClient`]: sign-in and API-key management, with a bearer token.
+//!   `book_shift`, ...), returning the [`types`] directly. These methods are
+//!   generated too (`build/operations.rs`): a route added to the document has its
+//!   method with no edit here. Path parameters are `&str`, bodies the generated
+//!   request types; up to two query parameters are plain arguments, three or more one
+//!   query struct named for the operation ([`ListStaffQuery`], [`ListSchedulesQuery`],
+//!   ...), whose fields say what the document says of each.
+//! - [`AdminClient`]: sign-in, API-key management and the audit log, with a bearer
+//!   token: the operations whose security is `bearerAuth`.
 //! - Writes carry an automatic `Idempotency-Key`, the same on every retry, so a
 //!   retried write is never applied twice.
 //! - Transport errors, 429 and 500/502/503/504 are retried with capped, jittered
@@ -27,13 +33,17 @@
 //!
 //! ```no_run
 //! use futures_util::TryStreamExt;
-//! use wfs_client::{Error, WfsClient, WorkforceQuery, types};
+//! use wfs_client::{Error, ListShiftsQuery, ListWorkforceResourcesQuery, WfsClient, types};
 //!
 //! # async fn run() -> Result<(), Error> {
 //! let client = WfsClient::new("https://wfs.example.com", "api_...", "sec_...")?;
 //!
 //! let roles = client.list_job_roles().await?;
-//! let slots = client.list_shifts(None, Some(&roles[0].id)).await?;
+//! // Three query parameters or more: the operation's query struct.
+//! let query = ListShiftsQuery { job_role_id: Some(roles[0].id.clone()), ..Default::default() };
+//! let types::ShiftsListing::Array(slots) = client.list_shifts(&query).await? else {
+//!     unreachable!("without shiftId the route answers the slots");
+//! };
 //!
 //! let booking = types::BookRequest {
 //!     slot_id: slots[0].id.clone(),
@@ -49,7 +59,7 @@
 //!
 //! // Every resource of the workforce feed, across all pages.
 //! let everyone: Vec<types::WorkforceItem> = client
-//!     .workforce_resources(WorkforceQuery::default())
+//!     .workforce_resources(ListWorkforceResourcesQuery::default())
 //!     .try_collect()
 //!     .await?;
 //! println!("{} resources", everyone.len());
@@ -62,14 +72,13 @@ mod client;
 mod error;
 mod feed;
 mod idempotency;
+mod operations;
 mod paging;
 mod patch;
-mod query;
 mod retry;
 mod revalidate;
 mod transport;
 pub mod webhooks;
-mod webhooks_api;
 
 /// The code progenitor generates from `openapi.yaml` (see `build.rs`): the request and
 /// response types and a low-level [`Client`](generated::Client) whose methods take
@@ -96,10 +105,9 @@ pub use client::{WfsClient, WfsClientBuilder};
 pub use error::Error;
 pub use feed::{DEFAULT_FOLLOW_WAIT, WorkforceFeed, WorkforceFollow};
 pub use patch::Patch;
-pub use query::{
-    AuditLogQuery, ScheduleQuery, StaffQuery, WebhookDeliveryQuery, WebhookEventQuery,
-    WorkforceQuery,
-};
+// The query structs of the operations with three or more query parameters
+// (`ListStaffQuery`, `ListSchedulesQuery`, ...), generated with the methods.
+pub use operations::*;
 pub use retry::RetryPolicy;
 pub use transport::Transport;
 

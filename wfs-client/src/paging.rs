@@ -8,6 +8,7 @@
 //! is used up, so memory stays at one page however long the list is.
 
 use std::collections::VecDeque;
+use std::num::NonZeroU64;
 
 use chrono::{DateTime, Utc};
 use futures_util::Stream;
@@ -15,10 +16,10 @@ use futures_util::stream::try_unfold;
 use reqwest::header::LINK;
 
 use crate::error::from_generated;
-use crate::query::{
-    AuditLogQuery, ScheduleQuery, WebhookDeliveryQuery, WebhookEventQuery, WorkforceQuery,
+use crate::{
+    AdminClient, Error, ListAuditLogQuery, ListSchedulesQuery, ListWebhookDeliveriesQuery,
+    ListWebhookEventsQuery, ListWorkforceResourcesQuery, WfsClient, types,
 };
-use crate::{AdminClient, Error, WfsClient, types};
 
 /// Where a paging stream is.
 enum Next<P> {
@@ -40,9 +41,9 @@ impl WfsClient {
     /// `rel="next"`.
     pub fn schedules(
         &self,
-        query: ScheduleQuery,
+        query: ListSchedulesQuery,
     ) -> impl Stream<Item = Result<types::Shift, Error>> + Send + '_ {
-        let first = query.page.unwrap_or(1);
+        let first = query.page.map_or(1, NonZeroU64::get);
         let walk = Walk {
             client: self,
             next: Next::Page(first),
@@ -56,7 +57,23 @@ impl WfsClient {
                 let Next::Page(page) = walk.next else {
                     return Ok(None);
                 };
-                let response = match walk.client.schedules_page(&query, Some(page)).await? {
+                // The low-level call: the page's `Link` header says whether one follows.
+                let q = &query;
+                let answer = walk
+                    .client
+                    .generated()
+                    .list_schedules(
+                        q.branch_id.as_deref(),
+                        q.from.as_ref(),
+                        q.job_role_id.as_deref(),
+                        NonZeroU64::new(page),
+                        q.slot_id.as_deref(),
+                        q.to.as_ref(),
+                        q.user_id.as_deref(),
+                        None,
+                    )
+                    .await;
+                let response = match answer {
                     Ok(response) => response,
                     Err(e) => return Err(from_generated(e).await),
                 };
@@ -78,7 +95,7 @@ impl WfsClient {
     /// first, as the cursor requires.
     pub fn workforce_resources(
         &self,
-        query: WorkforceQuery,
+        query: ListWorkforceResourcesQuery,
     ) -> impl Stream<Item = Result<types::WorkforceItem, Error>> + Send + '_ {
         let walk = Walk {
             client: self,
@@ -121,7 +138,7 @@ impl WfsClient {
         let endpoint_id = endpoint_id.to_owned();
         by_cursor("webhook deliveries", move |cursor| {
             let endpoint_id = endpoint_id.clone();
-            let query = WebhookDeliveryQuery {
+            let query = ListWebhookDeliveriesQuery {
                 status,
                 limit: None,
                 cursor,
@@ -144,8 +161,8 @@ impl WfsClient {
         since: Option<DateTime<Utc>>,
     ) -> impl Stream<Item = Result<types::WebhookEvent, Error>> + Send + '_ {
         by_cursor("webhook events", move |cursor| {
-            let query = WebhookEventQuery {
-                event_type,
+            let query = ListWebhookEventsQuery {
+                type_: event_type,
                 since,
                 limit: None,
                 cursor,
@@ -163,12 +180,12 @@ impl AdminClient {
     /// `query.cursor`, if any), one page in memory at a time.
     pub fn audit_log(
         &self,
-        query: AuditLogQuery,
+        query: ListAuditLogQuery,
     ) -> impl Stream<Item = Result<types::AuditLogEntry, Error>> + Send + '_ {
         let start = query.cursor.clone();
         let mut first = Some(start);
         by_cursor("audit log", move |cursor| {
-            let query = AuditLogQuery {
+            let query = ListAuditLogQuery {
                 cursor: first.take().flatten().or(cursor),
                 ..query.clone()
             };

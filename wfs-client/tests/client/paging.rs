@@ -4,7 +4,7 @@
 use crate::common::client;
 use futures_util::TryStreamExt;
 use serde_json::{Value, json};
-use wfs_client::{ScheduleQuery, WorkforceQuery, types};
+use wfs_client::{ListSchedulesQuery, ListWorkforceResourcesQuery, types};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -78,10 +78,10 @@ async fn workforce_resources_follow_next_cursor_across_three_pages() {
         .mount(&server)
         .await;
 
-    let query = WorkforceQuery {
-        limit: Some(2),
+    let query = ListWorkforceResourcesQuery {
+        limit: std::num::NonZeroU64::new(2),
         updated_since: Some("2026-11-01T00:00:00Z".parse().unwrap()),
-        ..WorkforceQuery::default()
+        ..ListWorkforceResourcesQuery::default()
     };
     let items: Vec<types::WorkforceItem> = client(&server)
         .workforce_resources(query)
@@ -126,7 +126,8 @@ async fn a_failing_page_ends_the_stream_with_the_error() {
         .await;
 
     let client = client(&server);
-    let mut stream = std::pin::pin!(client.workforce_resources(WorkforceQuery::default()));
+    let mut stream =
+        std::pin::pin!(client.workforce_resources(ListWorkforceResourcesQuery::default()));
     assert_eq!(
         stream
             .try_next()
@@ -168,9 +169,9 @@ async fn schedules_walk_pages_until_an_empty_one() {
             .await;
     }
 
-    let query = ScheduleQuery {
+    let query = ListSchedulesQuery {
         branch_id: Some("b1".into()),
-        ..ScheduleQuery::default()
+        ..ListSchedulesQuery::default()
     };
     let shifts: Vec<types::Shift> = client(&server)
         .schedules(query)
@@ -208,7 +209,7 @@ async fn schedules_stop_when_link_has_no_next() {
         .await;
 
     let shifts: Vec<types::Shift> = client(&server)
-        .schedules(ScheduleQuery::default())
+        .schedules(ListSchedulesQuery::default())
         .try_collect()
         .await
         .unwrap();
@@ -251,7 +252,7 @@ async fn the_feed_polls_from_its_checkpoint_without_repeating_entries() {
         .mount(&server)
         .await;
 
-    let mut feed = client(&server).workforce_feed(WorkforceQuery::default());
+    let mut feed = client(&server).workforce_feed(ListWorkforceResourcesQuery::default());
     assert_eq!(feed.checkpoint(), None);
     let first = feed.poll().await.unwrap();
     assert_eq!(first.len(), 2);

@@ -6,7 +6,9 @@ use std::future::Future;
 
 use crate::common::client;
 use serde_json::json;
-use wfs_client::{ScheduleQuery, WfsClient, WorkforceQuery, types};
+use wfs_client::{
+    ListSchedulesQuery, ListShiftsQuery, ListWorkforceResourcesQuery, WfsClient, types,
+};
 use wiremock::matchers::{method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -18,7 +20,7 @@ fn shift_json(id: &str) -> serde_json::Value {
 }
 
 #[tokio::test]
-async fn list_shifts_and_get_shift() {
+async fn list_shifts_answers_the_slots_or_one_shift() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/external/v1/shifts"))
@@ -45,9 +47,28 @@ async fn list_shifts_and_get_shift() {
         .await;
 
     let client = client(&server);
-    let slots = client.list_shifts(Some("b1"), Some("r1")).await.unwrap();
+    let slots = client
+        .list_shifts(&ListShiftsQuery {
+            branch_id: Some("b1".into()),
+            job_role_id: Some("r1".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let types::ShiftsListing::Array(slots) = slots else {
+        panic!("a list of slots: {slots:?}");
+    };
     assert_eq!(slots[0].branch.name, "Harbour");
-    let shift = client.get_shift("sh1").await.unwrap();
+    let shift = client
+        .list_shifts(&ListShiftsQuery {
+            shift_id: Some("sh1".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let types::ShiftsListing::Shift(shift) = shift else {
+        panic!("one shift: {shift:?}");
+    };
     assert_eq!(shift.id, "sh1");
     assert_eq!(shift.user_id, None);
     server.verify().await;
@@ -70,14 +91,14 @@ async fn list_schedules_sends_every_filter_under_its_own_name() {
         .mount(&server)
         .await;
 
-    let query = ScheduleQuery {
+    let query = ListSchedulesQuery {
         from: Some("2026-12-01T00:00:00Z".parse().unwrap()),
         to: Some("2026-12-08T00:00:00Z".parse().unwrap()),
         user_id: Some("u1,u2".into()),
         branch_id: Some("b1".into()),
         job_role_id: Some("r1".into()),
         slot_id: Some("s1".into()),
-        page: Some(2),
+        page: std::num::NonZeroU64::new(2),
     };
     let shifts = client(&server).list_schedules(&query).await.unwrap();
     assert_eq!(shifts.len(), 1);
@@ -143,14 +164,14 @@ async fn workforce_hours_and_overtime_parameters() {
         .await;
 
     let client = client(&server);
-    let query = WorkforceQuery {
+    let query = ListWorkforceResourcesQuery {
         from: Some("2026-12-01T00:00:00Z".parse().unwrap()),
         to: Some("2026-12-31T00:00:00Z".parse().unwrap()),
-        limit: Some(50),
+        limit: std::num::NonZeroU64::new(50),
         cursor: Some("abc".into()),
         updated_since: Some("2026-11-01T00:00:00Z".parse().unwrap()),
-        start_now: false,
-        wait: Some(std::time::Duration::from_secs(30)),
+        start: None,
+        wait: std::num::NonZeroU64::new(30),
     };
     let page = client.list_workforce_resources(&query).await.unwrap();
     assert!(page.data.is_empty());
@@ -162,16 +183,19 @@ async fn workforce_hours_and_overtime_parameters() {
     assert!(all.is_empty());
     #[allow(deprecated)]
     let alias = client
-        .list_workforce_availability(&WorkforceQuery {
-            limit: Some(50),
-            ..WorkforceQuery::default()
+        .list_workforce_availability(&wfs_client::ListWorkforceAvailabilityQuery {
+            limit: std::num::NonZeroU64::new(50),
+            ..Default::default()
         })
         .await
         .unwrap();
     assert_eq!(alias.pagination.limit, 50);
 
     let hours = client
-        .get_hours("2026-12-01".parse().unwrap(), "2026-12-02".parse().unwrap())
+        .get_hours(
+            &"2026-12-01".parse().unwrap(),
+            &"2026-12-02".parse().unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(hours.len(), 2);
@@ -224,7 +248,7 @@ async fn write_bodies_and_paths() {
         skill_set_ids: None,
     };
     let client = client(&server);
-    let result = client.bulk_create_staff(&[item]).await.unwrap();
+    let result = client.bulk_create_staff(&vec![item]).await.unwrap();
     assert_eq!(result.err[0].reason, "Email already exists");
 
     let patch = types::UpdateJobRoleRequest {
@@ -250,7 +274,7 @@ fn futures_are_send() {
     };
     send_future(&client.book_shift(&body));
     send_future(&client.list_job_roles());
-    send(&client.schedules(ScheduleQuery::default()));
-    let mut feed = client.workforce_feed(WorkforceQuery::default());
+    send(&client.schedules(ListSchedulesQuery::default()));
+    let mut feed = client.workforce_feed(ListWorkforceResourcesQuery::default());
     send_future(&feed.poll());
 }
