@@ -782,3 +782,65 @@ async fn a_statement_on_the_stores_pool_whose_aliases_are_spelled_like_wfs_table
     assert_eq!(row.try_get::<i64>("", "locations").unwrap(), 1);
     assert_eq!(row.try_get::<String>("", "shifts").unwrap(), "Nurse");
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: run with WFS_TEST_DATABASE_URL and --include-ignored"]
+async fn on_the_hosts_pool_and_in_its_joined_transaction_wfs_statements_run_as_written_and_the_host_keeps_its_search_path()
+ {
+    // Arrange: the host's pool and tables (`companies` and `users` among them), and
+    // wfs on that pool in its own schema, with one company and one role.
+    let (url, _db) = fresh_postgres().await;
+    let mut opts = wfs_core::sea_orm::ConnectOptions::new(url.clone());
+    opts.max_connections(3).sqlx_logging(false);
+    let host = Database::connect(opts).await.unwrap();
+    HostMigrator::up(&host, None).await.unwrap();
+    let store = Store::from_connection(host.clone(), &StoreOptions::default().schema("wfs"))
+        .await
+        .unwrap();
+    store.migrate().await.unwrap();
+    let app = TestApp::on_store(store);
+    let company = app.company("Acme").await;
+    let key = app.key(&company).await;
+    app.create_role(&key, "Nurse").await;
+    let conn = app.wfs.store().conn();
+
+    // Act + Assert: on wfs's side of the host's pool, a statement whose alias and
+    // columns are spelled like wfs's tables runs as written.
+    let row = conn
+        .query_one_raw(Statement::from_string(
+            conn.get_database_backend(),
+            "SELECT count(*) AS locations, min(shifts.title) AS shifts FROM job_roles shifts",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.try_get::<i64>("", "locations").unwrap(), 1);
+    assert_eq!(row.try_get::<String>("", "shifts").unwrap(), "Nurse");
+    assert_eq!(count(conn, "SELECT count(*) FROM companies").await, 1);
+    assert_eq!(count(&host, "SELECT count(*) FROM companies").await, 0);
+
+    // In a transaction the host began and wfs joined, the host's statements before
+    // and after wfs's see the host's tables, and wfs's write lands in wfs's.
+    let tx = app.wfs.join(host.begin().await.unwrap());
+    assert_eq!(count(&tx, "SELECT count(*) FROM companies").await, 0);
+    let id: CompanyId = company.id.parse().unwrap();
+    app.wfs
+        .create_job_role(&tx, id, new_role("Porter"))
+        .await
+        .unwrap();
+    assert_eq!(count(&tx, "SELECT count(*) FROM companies").await, 0);
+    assert_eq!(
+        strings(&tx, "SHOW search_path").await,
+        ["\"$user\", public"]
+    );
+    assert_eq!(
+        count(tx.qualified(), "SELECT count(*) FROM job_roles").await,
+        2
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(
+        titles(&app.get(&key, ROLES).await.body),
+        ["Nurse", "Porter"]
+    );
+    assert_host_untouched(&host).await;
+}

@@ -14,9 +14,11 @@
 //!
 //! On PostgreSQL, [`StoreOptions::schema`] puts every wfs table, index and its
 //! migration bookkeeping into a schema of wfs's own, so a host's tables of the same
-//! names, its own migrator and its `search_path` are untouched. wfs never changes a
-//! connection's session state: its statements name the schema themselves
-//! ([`Qualified`], `schema.rs`). [`Store::from_connection`] runs wfs on a pool the host
+//! names, its own migrator and its `search_path` are untouched. A pool wfs opens names
+//! the schema in its connections' `search_path`; on a connection it shares with the
+//! host, each wfs statement sets its `search_path` locally around itself and never
+//! leaves it changed ([`Qualified`]). No statement's text is rewritten.
+//! [`Store::from_connection`] runs wfs on a pool the host
 //! already has, and [`Store::join`] makes a transaction the host began a [`WriteTx`],
 //! so the host's writes and wfs's commit or roll back together.
 //!
@@ -267,9 +269,9 @@ impl Store {
         let _ = (outbox, channel, listen);
         let schema = schema.map(Arc::new);
         let reach = if owned {
-            Reach::SearchPath
+            Reach::AsWritten
         } else {
-            Reach::Rewrite
+            Reach::HostPool(db.clone())
         };
         Self {
             db: Qualified::new(db, schema.clone(), reach, None),
@@ -389,7 +391,12 @@ impl Store {
                 ..Default::default()
             })
             .await?;
-        Ok(self.write_tx(tx, self.db.reach(), guard))
+        // On a host's pool the host may run its own statements on the transaction too.
+        let reach = match self.db.reach() {
+            Reach::AsWritten => Reach::AsWritten,
+            Reach::HostPool(_) | Reach::HostTx => Reach::HostTx,
+        };
+        Ok(self.write_tx(tx, reach, guard))
     }
 
     /// Makes a transaction the host began a [`WriteTx`]: the host's writes (through
@@ -402,9 +409,9 @@ impl Store {
     /// wfs's writer queue (see the module docs): begin it with
     /// [`SqliteTransactionMode::Immediate`].
     pub fn join(&self, txn: DatabaseTransaction) -> WriteTx {
-        // The host's transaction: its session is the host's, so statements name the
-        // schema themselves.
-        self.write_tx(txn, Reach::Rewrite, None)
+        // The host's transaction: its session is the host's, so each statement sets
+        // wfs's search_path around itself.
+        self.write_tx(txn, Reach::HostTx, None)
     }
 
     fn write_tx(
@@ -414,13 +421,6 @@ impl Store {
         writer: Option<OwnedMutexGuard<()>>,
     ) -> WriteTx {
         WriteTx::new(tx, self.schema.clone(), reach, &self.changes, writer)
-    }
-
-    /// `conn`, lent by the caller of a public read, made wfs's: qualified with the
-    /// store's schema. Reads queue no after-commit work.
-    pub(crate) fn enter<'c, C: ConnectionTrait>(&self, conn: &'c C) -> Qualified<Borrowed<'c, C>> {
-        // Any connection at all, perhaps the host's: statements name the schema.
-        Qualified::new(Borrowed(conn), self.schema.clone(), Reach::Rewrite, None)
     }
 
     /// `tx`, lent by the caller of a public write, made wfs's: qualified with the

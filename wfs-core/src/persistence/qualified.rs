@@ -2,11 +2,11 @@
 //! statement into wfs's schema and carries the after-commit work of the write
 //! transaction it belongs to.
 //!
-//! A public write takes the caller's [`WriteTx`](super::WriteTx) and a public read
-//! the caller's `&impl ConnectionTrait` (the pool, a host's connection, a `WriteTx`);
-//! each enters it first thing (`Store::enter_write`, `Store::enter`); everything
-//! below the operation takes `&Qualified<_>`, so no statement can reach the database
-//! unqualified by mistake.
+//! A public write takes the caller's [`WriteTx`](super::WriteTx) and enters it first
+//! thing (`Store::enter_write`); a read runs on the store's pool
+//! ([`Store::conn`](super::Store::conn)) or a snapshot begun on it. Everything below
+//! the operation takes `&Qualified<_>`, so no statement can reach the database outside
+//! wfs's schema by mistake.
 //!
 //! # After-commit work
 //!
@@ -18,28 +18,28 @@
 //! statement has committed by then. A write's work is queued on the
 //! [`WriteTx`](super::WriteTx) it was given, which runs it after its commit.
 
-use super::schema::{SchemaName, qualify};
+use super::schema::SchemaName;
 use crate::domain::audit::AuditScope;
 use parking_lot::Mutex;
 use sea_orm::{
-    AccessMode, ConnectionTrait, DbBackend, DbErr, ExecResult, IsolationLevel, QueryResult,
-    Statement, TransactionError, TransactionOptions, TransactionSession, TransactionTrait,
+    AccessMode, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, ExecResult, IsolationLevel,
+    QueryResult, Statement, TransactionError, TransactionOptions, TransactionSession,
+    TransactionTrait,
 };
 use sea_orm_migration::async_trait::async_trait;
-use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
 /// A connection or transaction whose statements are wfs's: on PostgreSQL with a
-/// schema set, each statement's references to wfs's tables are qualified with that
-/// schema (see `persistence/schema.rs`); otherwise statements pass through as they
-/// are. It implements sea-orm's [`ConnectionTrait`] and [`TransactionTrait`], so
-/// sea-orm queries run on it as on any connection.
+/// schema set, each statement runs with a `search_path` that names that schema
+/// (see [`Reach`]); its text is never changed. It implements sea-orm's
+/// [`ConnectionTrait`] and [`TransactionTrait`], so sea-orm queries run on it as on
+/// any connection.
 ///
 /// [`Store::conn`](super::Store::conn) is one. A host's own statements belong on
-/// the connection itself ([`Qualified::inner`]), where nothing is rewritten.
+/// the connection itself ([`Qualified::inner`]), whose `search_path` is the host's.
 #[derive(Clone)]
 pub struct Qualified<C> {
     inner: C,
@@ -52,15 +52,22 @@ pub struct Qualified<C> {
 }
 
 /// How a connection's statements reach wfs's schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Reach {
-    /// Its `search_path` names the schema: a pool wfs opened itself
-    /// ([`Store::connect`](super::Store::connect)), whose connections are set up so.
-    /// Statements run as written.
-    SearchPath,
-    /// It is a host's (a pool, a transaction or a connection the host lends), whose
-    /// session wfs must not change: each statement is rewritten to name the schema.
-    Rewrite,
+    /// Statements run as written: no schema is set, or the connection's `search_path`
+    /// names it (a pool wfs opened itself, [`Store::connect`](super::Store::connect),
+    /// whose connections are set up so, and the transactions begun on it).
+    AsWritten,
+    /// A host's pool (given to [`Store::from_connection`](super::Store::from_connection)),
+    /// whose sessions are the host's: each statement runs in a transaction of its own
+    /// that sets `search_path` locally (`BEGIN`, `SET LOCAL`, the statement,
+    /// `COMMIT`), so no pooled session ever keeps wfs's path.
+    HostPool(DatabaseConnection),
+    /// A transaction the host can also run statements on (one wfs began on the host's
+    /// pool, or the host's own, joined): each statement runs with wfs's `search_path`
+    /// set locally just before it and the host's set back just after, so the host's
+    /// statements in the same transaction, before and after, see the host's.
+    HostTx,
 }
 
 impl<C> fmt::Debug for Qualified<C> {
@@ -89,7 +96,7 @@ impl<C> Qualified<C> {
 
     /// How its statements reach wfs's schema.
     pub(crate) fn reach(&self) -> Reach {
-        self.reach
+        self.reach.clone()
     }
 
     /// The same connection, its operations' audit entries waiting in `audit`.
@@ -103,7 +110,7 @@ impl<C> Qualified<C> {
         self.audit.as_ref()
     }
 
-    /// The connection underneath, whose statements are not rewritten: the host's
+    /// The connection underneath, whose statements run on its own `search_path`: the host's
     /// own statements, pool statistics.
     pub fn inner(&self) -> &C {
         &self.inner
@@ -130,27 +137,17 @@ impl<C> Qualified<C> {
     /// `inner`, a transaction begun on this connection: same schema, and after-commit
     /// work that joins this connection's when it commits.
     fn begun<T>(&self, inner: T) -> Qualified<T> {
+        let reach = match self.reach {
+            Reach::AsWritten => Reach::AsWritten,
+            Reach::HostPool(_) | Reach::HostTx => Reach::HostTx,
+        };
         Qualified {
             inner,
             schema: self.schema.clone(),
-            reach: self.reach,
+            reach,
             hooks: Some(AfterCommit::new(self.hooks.clone())),
             audit: self.audit.clone(),
         }
-    }
-
-    fn sql<'s>(&self, sql: &'s str) -> Cow<'s, str> {
-        match (&self.schema, self.reach) {
-            (Some(schema), Reach::Rewrite) => qualify(sql, schema.quoted()),
-            _ => Cow::Borrowed(sql),
-        }
-    }
-
-    fn statement(&self, mut stmt: Statement) -> Statement {
-        if let Cow::Owned(sql) = self.sql(&stmt.sql) {
-            stmt.sql = sql;
-        }
-        stmt
     }
 }
 
@@ -181,24 +178,131 @@ impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
     }
 
     async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
-        self.inner.execute_raw(self.statement(stmt)).await
+        match self.around() {
+            None => self.inner.execute_raw(stmt).await,
+            Some(path) => self.run(path, Call::Execute(stmt)).await?.executed(),
+        }
     }
 
     async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
-        self.inner.execute_unprepared(&self.sql(sql)).await
+        match self.around() {
+            None => self.inner.execute_unprepared(sql).await,
+            Some(path) => self.run(path, Call::Unprepared(sql)).await?.executed(),
+        }
     }
 
     async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
-        self.inner.query_one_raw(self.statement(stmt)).await
+        match self.around() {
+            None => self.inner.query_one_raw(stmt).await,
+            Some(path) => match self.run(path, Call::One(stmt)).await? {
+                Answer::One(row) => Ok(row),
+                _ => unreachable!("a query for one row answers one row"),
+            },
+        }
     }
 
     async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
-        self.inner.query_all_raw(self.statement(stmt)).await
+        match self.around() {
+            None => self.inner.query_all_raw(stmt).await,
+            Some(path) => match self.run(path, Call::All(stmt)).await? {
+                Answer::All(rows) => Ok(rows),
+                _ => unreachable!("a query for rows answers rows"),
+            },
+        }
     }
 
     fn support_returning(&self) -> bool {
         self.inner.support_returning()
     }
+}
+
+/// One statement of a [`Qualified`] connection, carried to where it runs.
+enum Call<'s> {
+    Execute(Statement),
+    Unprepared(&'s str),
+    One(Statement),
+    All(Statement),
+}
+
+/// What a [`Call`] answered.
+enum Answer {
+    Executed(ExecResult),
+    One(Option<QueryResult>),
+    All(Vec<QueryResult>),
+}
+
+impl Answer {
+    fn executed(self) -> Result<ExecResult, DbErr> {
+        match self {
+            Answer::Executed(done) => Ok(done),
+            _ => unreachable!("a statement answers what it did"),
+        }
+    }
+}
+
+impl Call<'_> {
+    async fn on(self, conn: &impl ConnectionTrait) -> Result<Answer, DbErr> {
+        Ok(match self {
+            Call::Execute(stmt) => Answer::Executed(conn.execute_raw(stmt).await?),
+            Call::Unprepared(sql) => Answer::Executed(conn.execute_unprepared(sql).await?),
+            Call::One(stmt) => Answer::One(conn.query_one_raw(stmt).await?),
+            Call::All(stmt) => Answer::All(conn.query_all_raw(stmt).await?),
+        })
+    }
+}
+
+impl<C: ConnectionTrait> Qualified<C> {
+    /// wfs's `search_path` when statements must set it around themselves (a host's
+    /// connection with a schema); `None` when they run as written.
+    fn around(&self) -> Option<String> {
+        match (&self.schema, &self.reach) {
+            (Some(schema), Reach::HostPool(_) | Reach::HostTx) => {
+                Some(format!("{}, public", schema.quoted()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs `call` with `path` as its `search_path`, leaving the host's sessions as
+    /// they were (see [`Reach`]).
+    async fn run(&self, path: String, call: Call<'_>) -> Result<Answer, DbErr> {
+        match &self.reach {
+            Reach::HostPool(pool) => {
+                let tx = pool.begin().await?;
+                tx.execute_unprepared(&format!("SET LOCAL search_path TO {path}"))
+                    .await?;
+                let answer = call.on(&tx).await?;
+                tx.commit().await?;
+                Ok(answer)
+            }
+            Reach::HostTx | Reach::AsWritten => {
+                let host = set_search_path(&self.inner, path).await?;
+                // A statement that fails leaves a PostgreSQL transaction refusing every
+                // other until it rolls back, which ends the local setting too: its
+                // error is the answer.
+                let answer = call.on(&self.inner).await?;
+                set_search_path(&self.inner, host).await?;
+                Ok(answer)
+            }
+        }
+    }
+}
+
+/// Sets `search_path` to `path` for the rest of the current transaction, and answers
+/// the one it replaces.
+async fn set_search_path(conn: &impl ConnectionTrait, path: String) -> Result<String, DbErr> {
+    // The subquery (kept apart by `OFFSET 0`) reads the old path before the new one
+    // is set.
+    let row = conn
+        .query_one_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT o.old, set_config('search_path', $1, true) \
+             FROM (SELECT current_setting('search_path') AS old OFFSET 0) o",
+            [path.into()],
+        ))
+        .await?
+        .ok_or_else(|| DbErr::Custom("set_config answered no row".into()))?;
+    row.try_get("", "old")
 }
 
 #[async_trait]

@@ -11,10 +11,7 @@ use crate::persistence::changes::Topic;
 use crate::persistence::repo::owned_by;
 use crate::resource::job_role::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, Order, QueryFilter, QueryOrder, QuerySelect,
-    Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, Order, QueryFilter, QueryOrder, QuerySelect, Set};
 use std::sync::Arc;
 
 use crate::resource::Listed;
@@ -59,17 +56,18 @@ impl Wfs {
         Ok(Arc::new(roles.into()))
     }
 
-    /// A live role of the company, for references from other records.
+    /// A live role of the company, as `tx` sees it (its own writes included), for
+    /// references from other records.
     ///
     /// # Errors
     /// [`Error::NotFound`] for unknown, deleted or other companies' roles.
     pub async fn find_job_role(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: JobRoleId,
     ) -> Result<JobRole> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         Ok(find_live(conn, company, id).await?.into())
     }
 
@@ -157,7 +155,8 @@ impl Wfs {
     }
 }
 
-async fn find_live(
+/// A live role of the company, for references from other records.
+pub(crate) async fn find_live(
     conn: &impl WfsConn,
     company: CompanyId,
     id: JobRoleId,

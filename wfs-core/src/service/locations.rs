@@ -10,7 +10,7 @@ use crate::ids::{CompanyId, LocationId};
 use crate::persistence::WfsConn;
 use crate::persistence::repo::{find_owned, owned_by};
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Order, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, Order, QueryOrder, Set};
 
 /// The location's types live with its wire form; these paths are kept for hosts.
 pub use crate::resource::location::{
@@ -42,11 +42,11 @@ impl Wfs {
     /// locations.
     pub async fn find_location(
         &self,
-        conn: &impl ConnectionTrait,
+        tx: &WriteTx,
         company: CompanyId,
         id: LocationId,
     ) -> Result<Location> {
-        let conn = &self.store().enter(conn);
+        let conn = &self.store().enter_write(tx)?;
         Ok(find(conn, company, id).await?.into())
     }
 
@@ -107,6 +107,11 @@ impl Wfs {
     }
 }
 
-async fn find(conn: &impl WfsConn, company: CompanyId, id: LocationId) -> Result<location::Model> {
+/// A location of the company, for references from other records.
+pub(crate) async fn find(
+    conn: &impl WfsConn,
+    company: CompanyId,
+    id: LocationId,
+) -> Result<location::Model> {
     find_owned::<location::Entity>(conn, company, id.0, "Location").await
 }

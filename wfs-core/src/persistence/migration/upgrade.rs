@@ -17,7 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::persistence::migration::Migrator;
-use crate::persistence::schema::{LEGACY_MIGRATIONS_TABLE, MIGRATIONS_TABLE, SchemaName, TABLES};
+use crate::persistence::schema::{LEGACY_MIGRATIONS_TABLE, MIGRATIONS_TABLE, SchemaName};
 use sea_orm::{ConnectionTrait, DatabaseBackend, DatabaseTransaction, Statement, Value};
 use sea_orm_migration::MigratorTrait;
 
@@ -61,7 +61,7 @@ async fn prepare_postgres(tx: &DatabaseTransaction, schema: Option<&SchemaName>)
     };
     let legacy = legacy_schema(tx, &target, current).await?;
     if let Some(from) = legacy.as_ref().filter(|from| **from != target) {
-        for table in TABLES {
+        for table in crate::entity::tables() {
             if !pg_table_exists(tx, from, table).await? {
                 continue;
             }

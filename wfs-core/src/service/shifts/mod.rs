@@ -23,8 +23,11 @@ use crate::event::EventData;
 use crate::ids::{CompanyId, IdFilter, JobRoleId, LocationId, ShiftId};
 use crate::persistence::WfsConn;
 use crate::persistence::repo::{filter_by, find_owned, names_by_id, owned_by};
+use crate::resource::job_role::JobRole;
+use crate::resource::location::Location;
 use crate::resource::shift::Shift;
 use crate::resource::slot::ShiftSlot;
+use crate::service::{job_roles, locations};
 use chrono::{DateTime, NaiveDate, Utc};
 use input::validate_slot;
 use sea_orm::{ActiveModelTrait, QueryOrder, Set};
@@ -45,12 +48,12 @@ impl Wfs {
     ) -> Result<(ShiftSlot, Shift)> {
         let conn = &self.store().enter_write(tx)?;
         let valid = validate_slot(&input)?;
-        let branch = self
-            .find_location(conn, company, input.branch_id.id("Location")?)
-            .await?;
-        let role = self
-            .find_job_role(conn, company, input.job_role_id.id("Job role")?)
-            .await?;
+        let branch: Location = locations::find(conn, company, input.branch_id.id("Location")?)
+            .await?
+            .into();
+        let role: JobRole = job_roles::find_live(conn, company, input.job_role_id.id("Job role")?)
+            .await?
+            .into();
         let now = self.now();
         let slot = shift_slot::ActiveModel {
             id: Set(Uuid::now_v7()),
