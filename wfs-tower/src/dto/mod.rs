@@ -1,21 +1,14 @@
-//! What the API reads: request bodies and queries, field names exactly as the spec,
-//! and their conversion into wfs-core's typed inputs.
+//! What every route's request types share: the bounded strings and numbers
+//! (`limits`) and the PATCH field helpers. Each route's own request bodies and
+//! queries, field names exactly as the spec, and their conversion into wfs-core's
+//! typed inputs, live with its handlers (`handlers::<resource>::body`).
 //!
 //! Answers are wfs-core's own types (`wfs_core::resource`, `wfs_core::event`), pages
 //! and envelopes included, serialised as they are: a resource's wire form is one
 //! struct, whose fields are the spec's and nothing else, so no personal field can
 //! reach an answer unless that struct names it. Nothing here answers.
 
-pub(crate) mod audit;
-pub(crate) mod auth;
-pub(crate) mod job_roles;
 pub(crate) mod limits;
-pub(crate) mod locations;
-pub(crate) mod schedules;
-pub(crate) mod shifts;
-pub(crate) mod staff;
-pub(crate) mod webhooks;
-pub(crate) mod workforce;
 
 /// A PATCH field that may be left out but not cleared: `null` is a 400 naming it.
 pub(crate) fn not_null<T>(
@@ -33,6 +26,3 @@ pub(crate) fn not_null<T>(
 pub(crate) fn patched<T: Into<String>>(value: Option<Option<T>>) -> Option<Option<String>> {
     value.map(|v| v.map(Into::into))
 }
-
-#[cfg(test)]
-mod tests;

@@ -53,6 +53,9 @@ pub(crate) mod staff;
 pub(crate) mod webhooks;
 pub(crate) mod workforce;
 
+#[cfg(test)]
+mod request_tests;
+
 pub(crate) use route::{At, Audit, BoxFuture, Doc, Entry, Facts, Route, Schemas, Table, Tag};
 
 use crate::auth::Caller;

@@ -1,9 +1,9 @@
 //! The request types parse through `extract` as the routes do: a query string or a
 //! body is either read or refused with a 400 that names the offending parameter.
 
-use super::job_roles::CreateJobRoleRequest;
-use super::schedules::SchedulesQuery;
-use super::workforce::FeedQuery;
+use super::job_roles::body::CreateJobRoleRequest;
+use super::schedules::body::SchedulesQuery;
+use super::workforce::body::FeedQuery;
 use crate::extract::{json, query};
 use proptest::prelude::*;
 
