@@ -7,7 +7,10 @@ use uuid::Uuid;
 macro_rules! id_type {
     ($(#[$doc:meta] $name:ident),* $(,)?) => {$(
         #[$doc]
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        ///
+        /// A sea-orm value type too: a query filters by it as it is
+        /// (`Column::CompanyId.eq(company)`).
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize, sea_orm::DeriveValueType)]
         #[serde(transparent)]
         pub struct $name(pub Uuid);
 

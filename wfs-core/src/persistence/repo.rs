@@ -93,7 +93,7 @@ pub(crate) async fn names_by_id<E: Named>(
 
 /// The rows of `E` that belong to `company`.
 pub(crate) fn owned_by<E: CompanyOwned>(company: CompanyId) -> Select<E> {
-    E::find().filter(E::COMPANY.eq(company.0))
+    E::find().filter(E::COMPANY.eq(company))
 }
 
 /// `query` narrowed by an id filter on `column`; `None` when the filter names
@@ -112,7 +112,7 @@ pub(crate) fn filter_by<E: EntityTrait>(
 
 /// An update of the rows of `E` that belong to `company`.
 pub(crate) fn update_owned_by<E: CompanyOwned>(company: CompanyId) -> UpdateMany<E> {
-    E::update_many().filter(E::COMPANY.eq(company.0))
+    E::update_many().filter(E::COMPANY.eq(company))
 }
 
 /// The row of `E` with primary key `id` when `company` owns it; otherwise
@@ -128,7 +128,7 @@ where
     <E::PrimaryKey as PrimaryKeyTrait>::ValueType: From<Uuid>,
 {
     E::find_by_id(id)
-        .filter(E::COMPANY.eq(company.0))
+        .filter(E::COMPANY.eq(company))
         .one(conn)
         .await?
         .ok_or(Error::not_found(kind))

@@ -250,7 +250,7 @@ impl Wfs {
 
         let version = self.next_resource_version(conn, company).await?;
         let member = owned_by::<membership::Entity>(company)
-            .filter(membership::Column::UserId.eq(user_id.0))
+            .filter(membership::Column::UserId.eq(user_id))
             .one(conn)
             .await?;
         let (membership_id, created_member) = match member {

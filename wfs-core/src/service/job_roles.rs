@@ -162,7 +162,7 @@ pub(crate) async fn find_live(
     id: JobRoleId,
 ) -> Result<job_role::Model> {
     owned_by::<job_role::Entity>(company)
-        .filter(job_role::Column::Id.eq(id.0))
+        .filter(job_role::Column::Id.eq(id))
         .filter(job_role::Column::DeletedAt.is_null())
         .one(conn)
         .await?

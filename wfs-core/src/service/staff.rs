@@ -108,7 +108,7 @@ impl Wfs {
             let others = owned_by::<membership::Entity>(company)
                 .filter(membership::Column::Privilege.eq(Privilege::SuperAdmin.code()))
                 .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
-                .filter(membership::Column::Id.ne(id.0))
+                .filter(membership::Column::Id.ne(id))
                 .filter(membership::Column::UserId.in_subquery(can_sign_in))
                 .count(conn)
                 .await?;
@@ -126,7 +126,7 @@ impl Wfs {
             )
             .col_expr(membership::Column::ResourceVersion, Expr::value(v.version))
             .col_expr(membership::Column::UpdatedAt, Expr::value(v.updated_at))
-            .filter(membership::Column::Id.eq(id.0))
+            .filter(membership::Column::Id.eq(id))
             .filter(membership::Column::Status.eq(MembershipStatus::Active.code()))
             .exec(conn)
             .await?

@@ -34,7 +34,7 @@ impl Wfs {
     ) -> Result<EntityTag> {
         let conn = &self.store().enter_write(tx)?;
         let find = owned_by::<job_role::Entity>(company)
-            .filter(job_role::Column::Id.eq(id.0))
+            .filter(job_role::Column::Id.eq(id))
             .filter(job_role::Column::DeletedAt.is_null());
         let row = locked(conn, find)
             .one(conn)
@@ -54,7 +54,7 @@ impl Wfs {
         id: LocationId,
     ) -> Result<EntityTag> {
         let conn = &self.store().enter_write(tx)?;
-        let find = owned_by::<location::Entity>(company).filter(location::Column::Id.eq(id.0));
+        let find = owned_by::<location::Entity>(company).filter(location::Column::Id.eq(id));
         let row = locked(conn, find)
             .one(conn)
             .await?
@@ -73,7 +73,7 @@ impl Wfs {
         id: ShiftId,
     ) -> Result<EntityTag> {
         let conn = &self.store().enter_write(tx)?;
-        let find = owned_by::<shift::Entity>(company).filter(shift::Column::Id.eq(id.0));
+        let find = owned_by::<shift::Entity>(company).filter(shift::Column::Id.eq(id));
         let row = locked(conn, find)
             .one(conn)
             .await?

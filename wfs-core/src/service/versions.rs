@@ -59,7 +59,7 @@ impl Wfs {
         update_owned_by::<membership::Entity>(company)
             .col_expr(membership::Column::ResourceVersion, v.version.into())
             .col_expr(membership::Column::UpdatedAt, v.updated_at.into())
-            .filter(membership::Column::Id.eq(id.0))
+            .filter(membership::Column::Id.eq(id))
             .exec(conn)
             .await?;
         self.resource_changed(conn, company, id, v).await

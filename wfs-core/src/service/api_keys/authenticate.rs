@@ -184,7 +184,7 @@ impl Wfs {
         let tx = self.store().begin().await?;
         api_key::Entity::update_many()
             .col_expr(api_key::Column::LastUsedAt, Expr::value(now))
-            .filter(api_key::Column::Id.eq(key.0))
+            .filter(api_key::Column::Id.eq(key))
             .filter(
                 sea_orm::Condition::any()
                     .add(api_key::Column::LastUsedAt.is_null())

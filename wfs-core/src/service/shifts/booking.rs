@@ -112,7 +112,7 @@ async fn locked_slot(
     date: NaiveDate,
 ) -> Result<shift_slot::Model> {
     let id = slot.id("Shift slot")?;
-    let find = owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(id.0));
+    let find = owned_by::<shift_slot::Entity>(company).filter(shift_slot::Column::Id.eq(id));
     let slot = locked(conn, find)
         .one(conn)
         .await?

@@ -301,7 +301,7 @@ impl Wfs {
         let found = locked_for_delete(
             conn,
             owned_by::<webhook_endpoint::Entity>(company)
-                .filter(webhook_endpoint::Column::Id.eq(id.0)),
+                .filter(webhook_endpoint::Column::Id.eq(id)),
         )
         .one(conn)
         .await?

@@ -121,7 +121,7 @@ impl Wfs {
         let conn = self.store().conn();
         self.find_endpoint(conn, company, endpoint).await?;
         let mut find = owned_by::<webhook_delivery::Entity>(company)
-            .filter(webhook_delivery::Column::EndpointId.eq(endpoint.0))
+            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
             .order_by_desc(webhook_delivery::Column::Id)
             .limit(limit + 1);
         if let Some(status) = status {
@@ -163,8 +163,8 @@ impl Wfs {
         let conn = &self.store().enter_write(tx)?;
         self.find_endpoint(conn, company, endpoint).await?;
         let found = owned_by::<webhook_delivery::Entity>(company)
-            .filter(webhook_delivery::Column::Id.eq(delivery.0))
-            .filter(webhook_delivery::Column::EndpointId.eq(endpoint.0))
+            .filter(webhook_delivery::Column::Id.eq(delivery))
+            .filter(webhook_delivery::Column::EndpointId.eq(endpoint))
             .one(conn)
             .await?
             .ok_or(Error::not_found("Webhook delivery"))?;

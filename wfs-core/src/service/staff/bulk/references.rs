@@ -175,7 +175,7 @@ async fn find_branch(
     let exists = owned_by::<location::Entity>(company)
         .select_only()
         .column(location::Column::Id)
-        .filter(location::Column::Id.eq(id.0))
+        .filter(location::Column::Id.eq(id))
         .into_tuple::<uuid::Uuid>()
         .one(conn)
         .await?
@@ -200,7 +200,7 @@ async fn find_job_role(
         .column(job_role::Column::Id)
         .filter(job_role::Column::DeletedAt.is_null());
     let found: Vec<uuid::Uuid> = match role {
-        JobRoleRef::Id(id) => live.filter(job_role::Column::Id.eq(id.0)),
+        JobRoleRef::Id(id) => live.filter(job_role::Column::Id.eq(*id)),
         JobRoleRef::Symbol(symbol) if symbol.is_empty() => {
             return Err(ItemError::rejected("jobRoleId must not be empty"));
         }
