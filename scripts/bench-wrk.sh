@@ -20,6 +20,7 @@
 # Usage: scripts/bench-wrk.sh [duration, default 5s] [connections, default 32]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
 DURATION=${1:-5s}
 CONNS=${2:-32}
 need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null; }; }
@@ -65,20 +66,11 @@ run_pg "$PGBIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/server.log" -w \
 PGPID=$(head -1 "$WORK/pg/data/postmaster.pid")
 PG_URL="postgres://postgres@127.0.0.1:$PGPORT/postgres"
 
-# Requests/s of a wrk run; a run with any non-2xx answer or socket error stops the bench.
-rps() {
-  local out; out=$(cat)
-  if grep -qE 'Non-2xx|Socket errors' <<<"$out"; then
-    echo "a run had failures:" >&2; echo "$out" >&2; exit 1
-  fi
-  awk '/Requests\/sec/ {print $2}' <<<"$out"
-}
 hello() { wrk -t1 -c"$CONNS" -d"$DURATION" "http://$HELLO/" | rps; }
 ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 # The idempotent write: a new Idempotency-Key per request, unique to this run.
-cat >"$WORK/post.lua" <<LUA
+write_post_lua "$WORK/post.lua" "bench-$$"
 local n = 0
 local prefix = "bench-$$-" .. tostring(os.time()) .. "-"
 wrk.method = "POST"
@@ -101,15 +93,9 @@ bench_backend() { # name database-url
     --email "bench-$name@bench.test" --password bench-password >/dev/null
   RUST_LOG=warn "$REL"/wfs-server serve --database-url "$db" --bind "$API" &
   SERVER_PID=$!
-  for _ in $(seq 100); do curl -sf "$API/healthz" >/dev/null && break; sleep 0.1; done
-  local token key cid sec
-  token=$(curl -sf -X POST "$API/external/v1/auth/signin" -H 'content-type: application/json' \
-    -d "{\"email\":\"bench-$name@bench.test\",\"password\":\"bench-password\"}" | json_field accessToken)
-  key=$(curl -sf -X POST "$API/external/v1/auth/keys" -H "Authorization: Bearer $token" \
-    -H 'content-type: application/json' \
-    -d '{"name":"bench","scopes":["workforce:read","workforce:write"]}')
-  cid=$(echo "$key" | json_field clientId)
-  sec=$(echo "$key" | json_field clientSecret)
+  wait_healthy "$API"
+  bench_key "$API" "bench-$name@bench.test"
+  local cid=$CID sec=$SEC
   for i in $(seq -w 1 10); do
     curl -sf -X POST "$API/external/v1/job-roles" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
       -H 'content-type: application/json' -H "Idempotency-Key: seed-$name-$i" \
