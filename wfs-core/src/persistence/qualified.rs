@@ -33,8 +33,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 /// A connection or transaction whose statements are wfs's: on PostgreSQL with a
-/// schema set, each statement runs with a `search_path` that names that schema
-/// (see [`Reach`]); its text is never changed. It implements sea-orm's
+/// schema set, each statement runs with a `search_path` that names that schema (set
+/// on the connections of wfs's own pool, or locally around each statement on a
+/// connection shared with the host); its text is never changed. It implements sea-orm's
 /// [`ConnectionTrait`] and [`TransactionTrait`], so sea-orm queries run on it as on
 /// any connection.
 ///
