@@ -276,15 +276,16 @@ impl<C: ConnectionTrait> Qualified<C> {
                 tx.commit().await?;
                 Ok(answer)
             }
-            Reach::HostTx | Reach::AsWritten => {
+            Reach::HostTx => {
                 let host = set_search_path(&self.inner, path).await?;
                 // A statement that fails leaves a PostgreSQL transaction refusing every
-                // other until it rolls back, which ends the local setting too: its
-                // error is the answer.
+                // other until it rolls back (whole, or to a savepoint begun before the
+                // setting), which undoes the local setting too: its error is the answer.
                 let answer = call.on(&self.inner).await?;
                 set_search_path(&self.inner, host).await?;
                 Ok(answer)
             }
+            Reach::AsWritten => call.on(&self.inner).await,
         }
     }
 }
