@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_tower::WfsService;
 
@@ -105,13 +105,16 @@ fn run(
         let started = Instant::now();
         let tasks: Vec<_> = (0..n * TASKS_PER_WORKER)
             .map(|_| {
-                let (svc, request, stop) = (svc.clone(), request.clone(), stop.clone());
+                // A clone per task, called for each request, as a server calls the
+                // clone it made for a connection.
+                let (mut svc, request, stop) = (svc.clone(), request.clone(), stop.clone());
                 tokio::spawn(async move {
                     let mut done = 0u64;
                     // The flag is read once per request by each task: a shared line
                     // read, never written on the path.
                     while !stop.load(Ordering::Relaxed) {
-                        let res = svc.clone().oneshot(request()).await.unwrap();
+                        let ready = ServiceExt::<Request<Full<Bytes>>>::ready(&mut svc);
+                        let res = ready.await.unwrap().call(request()).await.unwrap();
                         assert_eq!(res.status(), 200);
                         res.into_body().collect().await.unwrap();
                         done += 1;

@@ -15,13 +15,14 @@ use crate::event::Subscription;
 use crate::ids::{CompanyId, WebhookEndpointId};
 use crate::principal::KeyPrincipal;
 use crate::resource::{JobRole, Listed};
+use arc_swap::ArcSwap;
 use chrono::{DateTime, Utc};
-use parking_lot::RwLock;
+use parking_lot::Mutex;
 use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash, RandomState};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Keys cached at most: only verified keys are cached, so this is the number of
@@ -90,12 +91,24 @@ pub(crate) struct Ticket {
     taken: Instant,
 }
 
+/// Shards of a [`ReadCache`]: a fill copies one shard's map, not the whole cache.
+const SHARDS: usize = 64;
+
 /// A map whose fills lose to any invalidation that happened after the read began,
 /// and whose entries, with a time-to-live, are not answered once that old.
+///
+/// A read takes no lock and writes nothing shared: each shard's map is an immutable
+/// snapshot behind an [`ArcSwap`], which a fill or an invalidation replaces with an
+/// edited copy (under the shard's write lock, so writers take turns). Reads, the
+/// hot path on every core, so never contend on a lock word; writes, which follow a
+/// miss or a change, copy one shard (a 64th of the entries).
 pub(crate) struct ReadCache<K, V> {
-    map: RwLock<HashMap<K, (V, Instant)>>,
-    /// Moves on at every invalidation, under the write lock.
+    shards: Box<[Shard<K, V>]>,
+    hasher: RandomState,
+    /// Moves on at every invalidation, under the shard's write lock.
     generation: AtomicU64,
+    /// Entries in all shards, kept by the writers.
+    len: AtomicUsize,
     capacity: usize,
     ttl: Option<Duration>,
     /// Full: start afresh rather than refuse new entries (for hints that any entry
@@ -103,11 +116,23 @@ pub(crate) struct ReadCache<K, V> {
     forget_when_full: bool,
 }
 
-impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
+struct Shard<K, V> {
+    map: ArcSwap<HashMap<K, (V, Instant)>>,
+    write: Mutex<()>,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> ReadCache<K, V> {
     fn new(capacity: usize, ttl: Option<Duration>) -> Self {
         Self {
-            map: RwLock::new(HashMap::new()),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    map: ArcSwap::from_pointee(HashMap::new()),
+                    write: Mutex::new(()),
+                })
+                .collect(),
+            hasher: RandomState::new(),
             generation: AtomicU64::new(0),
+            len: AtomicUsize::new(0),
             capacity,
             ttl,
             forget_when_full: false,
@@ -119,13 +144,20 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         self
     }
 
+    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> &Shard<K, V> {
+        // The high bits: HashMap's own buckets use the low ones.
+        let at = (self.hasher.hash_one(key) >> 58) as usize % SHARDS;
+        &self.shards[at]
+    }
+
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.map
-            .read()
+        self.shard(key)
+            .map
+            .load()
             .get(key)
             .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
             .map(|(value, _)| value.clone())
@@ -137,7 +169,7 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.map.read().contains_key(key)
+        self.shard(key).map.load().contains_key(key)
     }
 
     /// Taken before reading the database for [`ReadCache::fill`].
@@ -152,23 +184,45 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     /// value may predate that change), or the cache is full. Its age counts from the
     /// ticket: the read began then.
     pub(crate) fn fill(&self, ticket: Ticket, key: K, value: V) {
-        let mut map = self.map.write();
+        if self.ttl.is_some() && self.len.load(Ordering::Acquire) >= self.capacity {
+            // Full: make room from expired entries, if any.
+            self.forget_expired();
+        }
+        let shard = self.shard(&key);
+        let _writing = shard.write.lock();
         if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
-        if map.len() >= self.capacity && !map.contains_key(&key) {
-            // Full: make room from expired entries, if any.
-            if let Some(ttl) = self.ttl {
-                map.retain(|_, (_, read_at)| read_at.elapsed() < ttl);
+        let mut map = HashMap::clone(&shard.map.load());
+        if self.len.load(Ordering::Acquire) >= self.capacity && !map.contains_key(&key) {
+            if !self.forget_when_full {
+                return;
             }
-            if map.len() >= self.capacity {
-                if !self.forget_when_full {
-                    return;
-                }
-                map.clear();
+            // Start this shard afresh.
+            self.len.fetch_sub(map.len(), Ordering::AcqRel);
+            map.clear();
+        }
+        if map.insert(key, (value, ticket.taken)).is_none() {
+            self.len.fetch_add(1, Ordering::AcqRel);
+        }
+        shard.map.store(Arc::new(map));
+    }
+
+    /// Drops the entries past their time to live, shard by shard.
+    fn forget_expired(&self) {
+        let Some(ttl) = self.ttl else {
+            return;
+        };
+        for shard in &self.shards {
+            let _writing = shard.write.lock();
+            let map = shard.map.load();
+            if map.values().any(|(_, read_at)| read_at.elapsed() >= ttl) {
+                let mut kept = HashMap::clone(&map);
+                kept.retain(|_, (_, read_at)| read_at.elapsed() < ttl);
+                self.len.fetch_sub(map.len() - kept.len(), Ordering::AcqRel);
+                shard.map.store(Arc::new(kept));
             }
         }
-        map.insert(key, (value, ticket.taken));
     }
 
     pub(crate) fn invalidate<Q>(&self, key: &Q)
@@ -176,16 +230,28 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let mut map = self.map.write();
+        let shard = self.shard(key);
+        let _writing = shard.write.lock();
         self.generation.fetch_add(1, Ordering::AcqRel);
-        map.remove(key);
+        if shard.map.load().contains_key(key) {
+            let mut map = HashMap::clone(&shard.map.load());
+            map.remove(key);
+            shard.map.store(Arc::new(map));
+            self.len.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
-    #[cfg(feature = "postgres")]
+    #[cfg(any(feature = "postgres", test))]
     pub(crate) fn clear(&self) {
-        let mut map = self.map.write();
+        // Every shard's writer, in order: no fill begun before the clear lands after
+        // it.
+        let writing: Vec<_> = self.shards.iter().map(|s| s.write.lock()).collect();
         self.generation.fetch_add(1, Ordering::AcqRel);
-        map.clear();
+        for shard in &self.shards {
+            shard.map.store(Arc::new(HashMap::new()));
+        }
+        self.len.store(0, Ordering::Release);
+        drop(writing);
     }
 }
 

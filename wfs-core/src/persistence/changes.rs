@@ -210,7 +210,7 @@ impl Changes {
         load: impl FnOnce() -> Fut,
     ) -> Result<Option<V>, E>
     where
-        K: Borrow<Q> + Hash + Eq,
+        K: Borrow<Q> + Hash + Eq + Clone,
         Q: ToOwned<Owned = K> + Hash + Eq + ?Sized,
         V: Clone,
         Fut: Future<Output = Result<Option<V>, E>>,

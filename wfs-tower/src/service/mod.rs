@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tracing::Instrument;
-use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
+use wfs_core::domain::idempotency::Fingerprint;
 use wfs_core::service::workforce::MAX_WAIT;
 use wfs_core::{ApiKeyId, Wfs};
-use write::IdempotentRequest;
+use write::{IdempotentRequest, idempotency_key};
 
 mod write;
 
@@ -73,9 +73,30 @@ mod write;
 /// # let _ = (api, on_shutdown);
 /// # }
 /// ```
-#[derive(Clone)]
 pub struct WfsService {
-    shared: Arc<Shared>,
+    /// A handle of this clone's own on the shared state: each request clones the
+    /// handle, whose count only this clone's requests touch (a server clones the
+    /// service per connection), never the shared state's, which every core would
+    /// write.
+    shared: Arc<Handle>,
+}
+
+/// A clone's own handle on the shared state (see [`WfsService`]'s field).
+struct Handle(Arc<Shared>);
+
+impl std::ops::Deref for Handle {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+impl Clone for WfsService {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::new(Handle(Arc::clone(&self.shared.0))),
+        }
+    }
 }
 
 struct Shared {
@@ -123,7 +144,7 @@ impl WfsService {
             None => wfs,
         };
         Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new(Handle(Arc::new(Shared {
                 auth: Authenticator::new(wfs.clone(), &config, redis.as_ref()),
                 document: crate::openapi::served_document(config.mount_prefix()),
                 held: Held::new(crate::held::Caps {
@@ -136,7 +157,7 @@ impl WfsService {
                 wfs,
                 config,
                 router: Router::new(),
-            }),
+            }))),
         }
     }
 
@@ -301,8 +322,6 @@ impl Default for Seen {
         }
     }
 }
-
-const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 impl Shared {
     /// The answer to a request whose handling panicked: 500 with the error body, and
@@ -532,25 +551,6 @@ struct Authenticated<'a> {
     caller: &'a Caller,
     client_ip: Option<std::net::IpAddr>,
     trail: Option<&'a Trail>,
-}
-
-/// The Idempotency-Key of a writing route: required with an API key, honoured when
-/// sent on bearer routes; `None` on reads.
-fn idempotency_key(
-    route: &Route,
-    caller: &Caller,
-    headers: &http::HeaderMap,
-) -> Result<Option<IdempotencyKey>, ApiError> {
-    if !route.writes() {
-        return Ok(None);
-    }
-    match headers.get(IDEMPOTENCY_KEY) {
-        Some(v) => Ok(Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?)),
-        None if matches!(caller, Caller::Key(_)) => Err(ApiError::bad_request(
-            "Idempotency-Key header is required on POST, PATCH and DELETE requests",
-        )),
-        None => Ok(None),
-    }
 }
 
 /// The whole body, at most `limit` bytes (else 413), arrived within `deadline`

@@ -3,6 +3,7 @@
 
 use super::Shared;
 use crate::audit::Trail;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::handlers::{Ctx, Route};
 use crate::reply::Reply;
@@ -186,4 +187,25 @@ fn replayed(stored: StoredResponse) -> Reply {
         HeaderValue::from_static("true"),
     ));
     reply
+}
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The Idempotency-Key of a writing route: required with an API key, honoured when
+/// sent on bearer routes; `None` on reads.
+pub(super) fn idempotency_key(
+    route: &Route,
+    caller: &Caller,
+    headers: &http::HeaderMap,
+) -> Result<Option<IdempotencyKey>, ApiError> {
+    if !route.writes() {
+        return Ok(None);
+    }
+    match headers.get(IDEMPOTENCY_KEY) {
+        Some(v) => Ok(Some(IdempotencyKey::parse(v.to_str().unwrap_or("\u{0}"))?)),
+        None if matches!(caller, Caller::Key(_)) => Err(ApiError::bad_request(
+            "Idempotency-Key header is required on POST, PATCH and DELETE requests",
+        )),
+        None => Ok(None),
+    }
 }
