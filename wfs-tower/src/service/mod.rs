@@ -235,7 +235,8 @@ where
         let answer = Box::pin(
             async move {
                 let mut seen = Seen::default();
-                let outcome = CatchPanic::new(shared.serve(req, &mut seen, &request_id)).await;
+                let outcome =
+                    CatchPanic::new(shared.serve(req, &mut seen, &request_id, started)).await;
                 let mut response = match outcome {
                     Ok(response) => response,
                     Err(caught) => shared.panicked(&method, &seen, caught),
@@ -341,10 +342,12 @@ impl Shared {
         req: Request<B>,
         seen: &mut Seen,
         request_id: &RequestId,
+        started: Instant,
     ) -> Response<ResponseBody> {
-        let started = Instant::now();
         let method = req.method().clone();
-        let path = req.uri().path().to_owned();
+        // For the log lines: a clone shares the request's bytes (no copy of the path).
+        let uri = req.uri().clone();
+        let path = uri.path();
         let answer = self.respond(req, seen, request_id).await;
         let response = match answer {
             Ok(reply) => reply.into_response(),
