@@ -111,8 +111,9 @@ pub(crate) struct ReadCache<K, V> {
     len: AtomicUsize,
     capacity: usize,
     ttl: Option<Duration>,
-    /// Full: start afresh rather than refuse new entries (for hints that any entry
-    /// may lose, not for the entries a hot path needs).
+    /// Full: start the new entry's shard afresh rather than refuse it (for hints that
+    /// any entry may lose, not for the entries a hot path needs). The cache then stays
+    /// within `capacity` plus one entry per shard.
     forget_when_full: bool,
 }
 
@@ -193,15 +194,18 @@ impl<K: Hash + Eq + Clone, V: Clone> ReadCache<K, V> {
         if self.generation.load(Ordering::Acquire) != ticket.generation {
             return;
         }
-        let mut map = HashMap::clone(&shard.map.load());
-        if self.len.load(Ordering::Acquire) >= self.capacity && !map.contains_key(&key) {
-            if !self.forget_when_full {
-                return;
-            }
-            // Start this shard afresh.
-            self.len.fetch_sub(map.len(), Ordering::AcqRel);
-            map.clear();
+        let current = shard.map.load_full();
+        let full = self.len.load(Ordering::Acquire) >= self.capacity && !current.contains_key(&key);
+        if full && !self.forget_when_full {
+            return;
         }
+        let mut map = if full {
+            // Start this shard afresh.
+            self.len.fetch_sub(current.len(), Ordering::AcqRel);
+            HashMap::new()
+        } else {
+            HashMap::clone(&current)
+        };
         if map.insert(key, (value, ticket.taken)).is_none() {
             self.len.fetch_add(1, Ordering::AcqRel);
         }
@@ -283,6 +287,31 @@ mod tests {
         assert_eq!(cache.get(&1), None, "older than its time to live");
         cache.fill(cache.ticket(), 2, 2);
         assert_eq!(cache.get(&2), Some(2), "the expired entry made room");
+    }
+
+    #[test]
+    fn a_cache_that_forgets_when_full_stays_near_its_capacity() {
+        let cache: ReadCache<u32, u32> = ReadCache::new(100, None).forgetting_when_full();
+        for k in 0..10_000 {
+            cache.fill(cache.ticket(), k, k);
+            assert!(
+                // A fill into an empty shard of a full cache clears nothing.
+                cache.len.load(Ordering::Acquire) <= 100 + SHARDS,
+                "{} entries after {k}",
+                cache.len.load(Ordering::Acquire)
+            );
+        }
+        assert_eq!(cache.get(&9_999), Some(9_999), "the newest entry is kept");
+        let held: usize = cache.shards.iter().map(|s| s.map.load().len()).sum();
+        assert_eq!(
+            held,
+            cache.len.load(Ordering::Acquire),
+            "the count is the entries'"
+        );
+        cache.invalidate(&9_999);
+        assert_eq!(cache.get(&9_999), None);
+        let held: usize = cache.shards.iter().map(|s| s.map.load().len()).sum();
+        assert_eq!(held, cache.len.load(Ordering::Acquire));
     }
 
     #[test]
