@@ -71,17 +71,6 @@ ratio() { python3 -c "print(f'{$1/$2:.3f}')"; }
 
 # The idempotent write: a new Idempotency-Key per request, unique to this run.
 write_post_lua "$WORK/post.lua" "bench-$$"
-local n = 0
-local prefix = "bench-$$-" .. tostring(os.time()) .. "-"
-wrk.method = "POST"
-wrk.body = '{"title":"Bench role","weeklyHours":38}'
-wrk.headers["Content-Type"] = "application/json"
-request = function()
-  n = n + 1
-  wrk.headers["Idempotency-Key"] = prefix .. n
-  return wrk.format()
-end
-LUA
 
 ROWS=()
 row() { ROWS+=("$(printf '| %-44s | %10.0f | %10.0f | %6s |' "$1" "$2" "$3" "$(ratio "$2" "$3")")"); }
