@@ -212,7 +212,7 @@ impl Store {
         // its statements run as written (`persistence/schema.rs`); `public` stays
         // behind it for what the database itself keeps there.
         if let Some(schema) = &schema {
-            opts.set_schema_search_path(format!("{}, public", schema.quoted()));
+            opts.set_schema_search_path(schema.search_path());
         }
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
         Ok(Self::assemble(

@@ -255,18 +255,16 @@ impl Call<'_> {
 impl<C: ConnectionTrait> Qualified<C> {
     /// wfs's `search_path` when statements must set it around themselves (a host's
     /// connection with a schema); `None` when they run as written.
-    fn around(&self) -> Option<String> {
+    fn around(&self) -> Option<&str> {
         match (&self.schema, &self.reach) {
-            (Some(schema), Reach::HostPool(_) | Reach::HostTx) => {
-                Some(format!("{}, public", schema.quoted()))
-            }
+            (Some(schema), Reach::HostPool(_) | Reach::HostTx) => Some(schema.search_path()),
             _ => None,
         }
     }
 
     /// Runs `call` with `path` as its `search_path`, leaving the host's sessions as
     /// they were (see [`Reach`]).
-    async fn run(&self, path: String, call: Call<'_>) -> Result<Answer, DbErr> {
+    async fn run(&self, path: &str, call: Call<'_>) -> Result<Answer, DbErr> {
         match &self.reach {
             Reach::HostPool(pool) => {
                 let tx = pool.begin().await?;
@@ -277,7 +275,7 @@ impl<C: ConnectionTrait> Qualified<C> {
                 Ok(answer)
             }
             Reach::HostTx => {
-                let host = set_search_path(&self.inner, path).await?;
+                let host = set_search_path(&self.inner, path.to_owned()).await?;
                 // A statement that fails leaves a PostgreSQL transaction refusing every
                 // other until it rolls back (whole, or to a savepoint begun before the
                 // setting), which undoes the local setting too: its error is the answer.

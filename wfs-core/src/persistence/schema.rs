@@ -29,6 +29,8 @@ pub struct SchemaName {
     name: String,
     /// `"name"`, as SQL text names it.
     quoted: String,
+    /// `"name", public`: the `search_path` wfs's statements run with.
+    search_path: String,
 }
 
 impl SchemaName {
@@ -61,6 +63,7 @@ impl SchemaName {
             None => Ok(Self {
                 name: name.to_owned(),
                 quoted: format!("\"{name}\""),
+                search_path: format!("\"{name}\", public"),
             }),
         }
     }
@@ -73,6 +76,13 @@ impl SchemaName {
     /// The name as a quoted identifier, ready for SQL text.
     pub(crate) fn quoted(&self) -> &str {
         &self.quoted
+    }
+
+    /// The `search_path` wfs's statements run with: the schema, then `public`. A pool
+    /// wfs opens sets it on each connection; on a host's connection each statement
+    /// sets it around itself (`qualified.rs`).
+    pub(crate) fn search_path(&self) -> &str {
+        &self.search_path
     }
 }
 
@@ -165,5 +175,9 @@ mod tests {
             assert!(matches!(err, Error::Invalid { .. }), "{bad}: {err:?}");
         }
         assert_eq!(SchemaName::parse("wfs").unwrap().quoted(), "\"wfs\"");
+        assert_eq!(
+            SchemaName::parse("wfs").unwrap().search_path(),
+            "\"wfs\", public"
+        );
     }
 }
