@@ -104,6 +104,7 @@ bench_backend() { # name database-url
     "http://$API/external/v1/job-roles" | rps)
   row "idempotent POST /job-roles, $name" "$w" "$h"
   WRITE_HELLO=$h
+  PG_WRITE=$w # the last backend's: PostgreSQL
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 }
@@ -132,6 +133,27 @@ floor
 run_pg "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres \
   -c "DROP DATABASE IF EXISTS floor" -c "CREATE DATABASE floor" postgres
 floor WFS_BENCH_DATABASE_URL="${PG_URL%/postgres}/floor"
+
+# PostgreSQL's own ceiling for the same multi-statement transaction (issue 35's
+# yardstick): pgbench, no HTTP and no ORM, as many clients as wrk's connections, each
+# transaction BEGIN, three one-row INSERTs of about the write's sizes, COMMIT.
+run_pg "$PGBIN/psql" -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d floor -c "
+  CREATE TABLE pb_row (id uuid PRIMARY KEY, company uuid, title text, at timestamptz);
+  CREATE TABLE pb_event (id uuid PRIMARY KEY, company uuid, kind text, at timestamptz, body text);
+  CREATE TABLE pb_answer (id uuid PRIMARY KEY, status int, body bytea, at timestamptz);"
+cat >"$WORK/pgbench.sql" <<'SQL'
+BEGIN;
+INSERT INTO pb_row VALUES (gen_random_uuid(), gen_random_uuid(), 'Bench role', now());
+INSERT INTO pb_event VALUES (gen_random_uuid(), gen_random_uuid(), 'job_role.created', now(), repeat('x', 150));
+INSERT INTO pb_answer VALUES (gen_random_uuid(), 201, convert_to(repeat('x', 70), 'UTF8'), now());
+COMMIT;
+SQL
+chmod 644 "$WORK/pgbench.sql"
+PGB=$(run_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CONNS" -j 2 \
+  -T "${DURATION%s}" -f "$WORK/pgbench.sql" floor | awk '/^tps/ {print $3}')
+echo
+echo "pgbench, BEGIN + 3 INSERTs + COMMIT, $CONNS clients: ${PGB%.*} tps;" \
+  "wfs's idempotent POST on PostgreSQL above is $(ratio "$PG_WRITE" "$PGB") of it"
 
 if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
   echo

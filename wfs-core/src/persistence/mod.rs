@@ -29,6 +29,8 @@
 //! in between, so hosts begin the transactions they join with
 //! [`SqliteTransactionMode::Immediate`].
 
+mod after_commit;
+pub(crate) mod batch;
 pub(crate) mod changes;
 /// The table definitions, which live below every module that reads rows
 /// (`crate::entity`); re-exported here, where hosts and tests have always found them.

@@ -18,9 +18,12 @@
 //! statement has committed by then. A write's work is queued on the
 //! [`WriteTx`](super::WriteTx) it was given, which runs it after its commit.
 
+pub(crate) use super::after_commit::AfterCommit;
+use super::batch::{self, Change};
 use super::schema::SchemaName;
 use crate::domain::audit::AuditScope;
 use parking_lot::Mutex;
+use sea_orm::sea_query::InsertStatement;
 use sea_orm::{
     AccessMode, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, ExecResult, IsolationLevel,
     QueryResult, Statement, TransactionError, TransactionOptions, TransactionSession,
@@ -47,6 +50,9 @@ pub struct Qualified<C> {
     schema: Option<Arc<SchemaName>>,
     reach: Reach,
     hooks: Option<Arc<AfterCommit>>,
+    /// The writes held back to go with the transaction's next statement, where the
+    /// transaction is batched (see [`Qualified::hold`]).
+    held: Option<Arc<Held>>,
     /// Where the audit entries of the request this transaction serves wait (see
     /// `WriteTx::audited`); `None`: entries are written at once.
     audit: Option<AuditScope>,
@@ -91,8 +97,49 @@ impl<C> Qualified<C> {
             schema,
             reach,
             hooks,
+            held: None,
             audit: None,
         }
+    }
+
+    /// The same connection, holding back its one-row inserts in `held` (see
+    /// [`Qualified::hold`]).
+    pub(crate) fn with_held(mut self, held: Option<Arc<Held>>) -> Self {
+        self.held = held;
+        self
+    }
+
+    /// Where it holds back its writes, if it is batched.
+    pub(crate) fn held(&self) -> Option<&Arc<Held>> {
+        self.held.as_ref()
+    }
+
+    /// Holds `insert`, which inserts one row, back until the next statement on this
+    /// connection's transaction, to be sent with it ([`batch::execute_together`]); or
+    /// gives it back, to run now, where the connection is not batched.
+    ///
+    /// A held insert is a write whose answer nothing waits for (its row is built in
+    /// full before it is sent), so it can ride with what follows: the event of a change
+    /// with the change's stored answer, one round trip instead of two. Every
+    /// statement, read or write, sent through this connection, a savepoint begun on
+    /// it, and the commit send what is held first, so nothing on the connection ever
+    /// misses a held row; a rollback drops it.
+    pub(crate) fn hold(&self, insert: InsertStatement) -> Option<InsertStatement> {
+        match &self.held {
+            Some(held) => {
+                held.0.lock().push(Change::Insert(insert));
+                None
+            }
+            None => Some(insert),
+        }
+    }
+
+    /// Takes what is held back, to send it now.
+    pub(crate) fn take_held(&self) -> Vec<Change> {
+        self.held
+            .as_ref()
+            .map(|held| std::mem::take(&mut *held.0.lock()))
+            .unwrap_or_default()
     }
 
     /// How its statements reach wfs's schema.
@@ -147,6 +194,8 @@ impl<C> Qualified<C> {
             schema: self.schema.clone(),
             reach,
             hooks: Some(AfterCommit::new(self.hooks.clone())),
+            // A savepoint's writes run at once: held ones would outlive its rollback.
+            held: None,
             audit: self.audit.clone(),
         }
     }
@@ -160,6 +209,10 @@ pub(crate) trait WfsConn: ConnectionTrait {
     fn after_commit(&self, work: impl FnOnce() + Send + 'static);
     /// See [`Qualified::audit`].
     fn audit(&self) -> Option<&AuditScope>;
+    /// See [`Qualified::hold`].
+    fn hold(&self, insert: InsertStatement) -> Option<InsertStatement>;
+    /// See [`Qualified::take_held`].
+    fn take_held(&self) -> Vec<Change>;
 }
 
 impl<C: ConnectionTrait + Send> WfsConn for Qualified<C> {
@@ -170,7 +223,20 @@ impl<C: ConnectionTrait + Send> WfsConn for Qualified<C> {
     fn audit(&self) -> Option<&AuditScope> {
         Qualified::audit(self)
     }
+
+    fn hold(&self, insert: InsertStatement) -> Option<InsertStatement> {
+        Qualified::hold(self, insert)
+    }
+
+    fn take_held(&self) -> Vec<Change> {
+        Qualified::take_held(self)
+    }
 }
+
+/// The one-row inserts a batched write transaction holds back (see
+/// [`Qualified::hold`]).
+#[derive(Default)]
+pub(crate) struct Held(Mutex<Vec<Change>>);
 
 #[async_trait]
 impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
@@ -179,6 +245,7 @@ impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
     }
 
     async fn execute_raw(&self, stmt: Statement) -> Result<ExecResult, DbErr> {
+        self.catch_up().await?;
         match self.around() {
             None => self.inner.execute_raw(stmt).await,
             Some(path) => self.run(path, Call::Execute(stmt)).await?.executed(),
@@ -186,6 +253,7 @@ impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
     }
 
     async fn execute_unprepared(&self, sql: &str) -> Result<ExecResult, DbErr> {
+        self.catch_up().await?;
         match self.around() {
             None => self.inner.execute_unprepared(sql).await,
             Some(path) => self.run(path, Call::Unprepared(sql)).await?.executed(),
@@ -193,6 +261,7 @@ impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
     }
 
     async fn query_one_raw(&self, stmt: Statement) -> Result<Option<QueryResult>, DbErr> {
+        self.catch_up().await?;
         match self.around() {
             None => self.inner.query_one_raw(stmt).await,
             Some(path) => match self.run(path, Call::One(stmt)).await? {
@@ -203,6 +272,7 @@ impl<C: ConnectionTrait + Send> ConnectionTrait for Qualified<C> {
     }
 
     async fn query_all_raw(&self, stmt: Statement) -> Result<Vec<QueryResult>, DbErr> {
+        self.catch_up().await?;
         match self.around() {
             None => self.inner.query_all_raw(stmt).await,
             Some(path) => match self.run(path, Call::All(stmt)).await? {
@@ -249,6 +319,20 @@ impl Call<'_> {
             Call::One(stmt) => Answer::One(conn.query_one_raw(stmt).await?),
             Call::All(stmt) => Answer::All(conn.query_all_raw(stmt).await?),
         })
+    }
+}
+
+impl<C: ConnectionTrait + Send> Qualified<C> {
+    /// Sends what is held back, before anything else runs on the connection.
+    pub(crate) async fn catch_up(&self) -> Result<(), DbErr> {
+        if self
+            .held
+            .as_ref()
+            .is_some_and(|held| !held.0.lock().is_empty())
+        {
+            batch::execute_together(self, Vec::new()).await?;
+        }
+        Ok(())
     }
 }
 
@@ -313,6 +397,7 @@ where
     type Transaction = Qualified<C::Transaction>;
 
     async fn begin(&self) -> Result<Self::Transaction, DbErr> {
+        self.catch_up().await?;
         Ok(self.begun(self.inner.begin().await?))
     }
 
@@ -321,6 +406,7 @@ where
         isolation_level: Option<IsolationLevel>,
         access_mode: Option<AccessMode>,
     ) -> Result<Self::Transaction, DbErr> {
+        self.catch_up().await?;
         let tx = self
             .inner
             .begin_with_config(isolation_level, access_mode)
@@ -332,6 +418,7 @@ where
         &self,
         options: TransactionOptions,
     ) -> Result<Self::Transaction, DbErr> {
+        self.catch_up().await?;
         Ok(self.begun(self.inner.begin_with_options(options).await?))
     }
 
@@ -495,78 +582,5 @@ impl<C: TransactionTrait> TransactionTrait for Borrowed<'_, C> {
         self.0
             .transaction_with_config(callback, isolation_level, access_mode)
             .await
-    }
-}
-
-type Work = Box<dyn FnOnce() + Send>;
-
-/// The work waiting for a transaction (or savepoint) to commit.
-pub(crate) struct AfterCommit {
-    /// The enclosing transaction, for a savepoint.
-    parent: Option<Arc<AfterCommit>>,
-    work: Mutex<Vec<Work>>,
-}
-
-impl fmt::Debug for AfterCommit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AfterCommit")
-            .field("waiting", &self.work.lock().len())
-            .finish()
-    }
-}
-
-impl AfterCommit {
-    pub(crate) fn new(parent: Option<Arc<AfterCommit>>) -> Arc<Self> {
-        Arc::new(Self {
-            parent,
-            work: Mutex::new(Vec::new()),
-        })
-    }
-
-    pub(crate) fn push(&self, work: Work) {
-        self.work.lock().push(work);
-    }
-
-    /// The transaction has committed: a savepoint's work joins its parent's, a
-    /// transaction's runs now.
-    pub(crate) fn committed(&self) {
-        let work = std::mem::take(&mut *self.work.lock());
-        match &self.parent {
-            Some(parent) => parent.work.lock().extend(work),
-            None => work.into_iter().for_each(|work| work()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    fn counter() -> (Arc<AtomicUsize>, impl Fn() -> Work) {
-        let ran = Arc::new(AtomicUsize::new(0));
-        let r = ran.clone();
-        (ran, move || {
-            let r = r.clone();
-            Box::new(move || {
-                r.fetch_add(1, Ordering::SeqCst);
-            })
-        })
-    }
-
-    #[test]
-    fn a_savepoints_work_runs_with_its_transaction_and_never_when_rolled_back() {
-        let (ran, work) = counter();
-        let tx = AfterCommit::new(None);
-        tx.push(work());
-        let released = AfterCommit::new(Some(tx.clone()));
-        released.push(work());
-        released.committed();
-        let rolled_back = AfterCommit::new(Some(tx.clone()));
-        rolled_back.push(work());
-        drop(rolled_back);
-        assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing before the commit");
-        tx.committed();
-        assert_eq!(ran.load(Ordering::SeqCst), 2);
     }
 }

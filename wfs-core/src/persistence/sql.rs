@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
 use chrono::{DateTime, NaiveDate, Utc};
+use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{DatabaseBackend, Statement, Value};
 use uuid::Uuid;
 
@@ -288,41 +289,6 @@ pub(crate) async fn approved_overtime(
     Ok(sums)
 }
 
-/// Runs `statements` (none returning rows) and answers the rows they changed in all.
-///
-/// On SQLite as one call: the statements joined, which sqlx steps through in order,
-/// binding each one's arguments after the previous one's. Each call is a hand-off to
-/// the connection's thread, most of what a short statement costs there, and every
-/// statement of a write is made while holding the database's one write lock, so a
-/// statement saved is throughput won (the audit log's entry rides with the
-/// Idempotency-Key's completion this way). On PostgreSQL, where a string of several
-/// statements cannot carry bind parameters, one after the other.
-///
-/// `build` makes the statements for the connection's backend.
-pub(crate) async fn execute_together(
-    conn: &impl WfsConn,
-    build: impl FnOnce(DatabaseBackend) -> Vec<Statement>,
-) -> Result<u64> {
-    let backend = conn.get_database_backend();
-    let statements = build(backend);
-    if backend != DatabaseBackend::Sqlite {
-        let mut changed = 0;
-        for statement in statements {
-            changed += conn.execute_raw(statement).await?.rows_affected();
-        }
-        return Ok(changed);
-    }
-    let mut sql = String::new();
-    let mut values = Vec::new();
-    for statement in statements {
-        sql.push_str(&statement.sql);
-        sql.push_str(";\n");
-        values.extend(statement.values.map(|v| v.0).unwrap_or_default());
-    }
-    let joined = Statement::from_sql_and_values(DatabaseBackend::Sqlite, sql, values);
-    Ok(conn.execute_raw(joined).await?.rows_affected())
-}
-
 /// The first claim of (`scope`, `key`) inside a write transaction: `None` when
 /// another transaction runs a request with that key now, else whether this call
 /// inserted the in-progress record (as [`insert_idempotency_claim`]).
@@ -451,11 +417,12 @@ pub(crate) async fn insert_pending_deliveries(
         .rows_affected())
 }
 
-/// Writes an event row. On SQLite it takes its place in the commit order (`seq`) in
-/// the same statement: SQLite has one writer, whose lock is held from this statement
-/// to the commit, so the next number is the commit order's. On PostgreSQL `seq` stays
-/// empty until [`sequence_events`] numbers the row after its commit (see
-/// `service::events`).
+/// Writes an event row, held back to go with the transaction's next statement
+/// where the transaction is batched (`super::batch`). On SQLite it takes its place
+/// in the commit order (`seq`) in the same statement: SQLite has one writer, whose
+/// lock is held from this statement to the commit, so the next number is the commit
+/// order's. On PostgreSQL `seq` stays empty until [`sequence_events`] numbers the row
+/// after its commit (see `service::events`).
 pub(crate) async fn insert_event(
     conn: &impl WfsConn,
     id: Uuid,
@@ -464,26 +431,36 @@ pub(crate) async fn insert_event(
     created_at: DateTime<Utc>,
     payload: String,
 ) -> Result<()> {
-    let sql = if is_postgres(conn) {
-        "INSERT INTO webhook_events (id, company_id, event_type, created_at, payload) \
-         VALUES ($1, $2, $3, $4, $5)"
-    } else {
-        "INSERT INTO webhook_events (id, company_id, event_type, created_at, payload, seq) \
-         VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_events))"
-    };
-    conn.execute_raw(statement(
-        conn,
-        sql,
-        [
-            id.into(),
-            company.0.into(),
-            event_type.into(),
-            created_at.into(),
-            payload.into(),
-        ],
-    ))
-    .await?;
-    Ok(())
+    use crate::entity::webhook_event::{Column, Entity};
+    let mut columns = vec![
+        Column::Id,
+        Column::CompanyId,
+        Column::EventType,
+        Column::CreatedAt,
+        Column::Payload,
+    ];
+    let mut values: Vec<Expr> = vec![
+        id.into(),
+        company.0.into(),
+        event_type.into(),
+        created_at.into(),
+        payload.into(),
+    ];
+    if !is_postgres(conn) {
+        columns.push(Column::Seq);
+        let next = Query::select()
+            .expr(Expr::col(Column::Seq).max().if_null(0).add(1))
+            .from(Entity)
+            .to_owned();
+        values.push(Expr::SubQuery(
+            None,
+            Box::new(next.into_sub_query_statement()),
+        ));
+    }
+    let mut insert = Query::insert();
+    insert.into_table(Entity).columns(columns);
+    insert.values(values).map_err(Error::internal)?;
+    super::batch::hold(conn, insert).await
 }
 
 /// The PostgreSQL advisory lock that serialises [`sequence_events`] across every

@@ -3,7 +3,7 @@
 
 use super::Qualified;
 use super::changes::Changes;
-use super::qualified::{AfterCommit, Borrowed, Reach};
+use super::qualified::{AfterCommit, Borrowed, Held, Reach};
 use super::schema::SchemaName;
 use crate::domain::audit::AuditScope;
 use crate::error::{Error, Result};
@@ -119,7 +119,25 @@ impl WriteTx {
             self.tx.reach(),
             Some(self.hooks.clone()),
         )
-        .with_audit(self.tx.audit().cloned()))
+        .with_audit(self.tx.audit().cloned())
+        .with_held(self.tx.held().cloned()))
+    }
+
+    /// This transaction sending wfs's writes whose answer nothing waits for (the
+    /// row of a created record, its event) together with its next statement, in one
+    /// round trip, instead of each on its own: on PostgreSQL one statement of
+    /// data-modifying common table expressions, on SQLite one hand-off to the
+    /// connection's thread (see `persistence::sql::execute_together`).
+    ///
+    /// Every statement through `&tx` or wfs's operations, and the commit, sends what
+    /// is held first, so they all see it. A statement on the sea-orm transaction
+    /// itself (`&*tx`) does not: a host that runs its own statements there leaves
+    /// this off. A held write that fails fails the statement it went with.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn batched(mut self) -> Self {
+        self.tx = self.tx.with_held(Some(Arc::new(Held::default())));
+        self
     }
 
     /// This transaction serving a request whose audit context is `scope`: the audit
@@ -147,6 +165,11 @@ impl WriteTx {
             _writer,
             _open,
         } = self;
+        if let Err(err) = tx.catch_up().await {
+            // Rolled back explicitly, so the SQLite writer queue is handed on clean.
+            let _ = tx.into_inner().rollback().await;
+            return Err(err.into());
+        }
         let committed = tx.into_inner().commit().await;
         drop(_writer);
         drop(_open);
@@ -201,10 +224,12 @@ impl ConnectionTrait for WriteTx {
     }
 
     async fn execute_raw(&self, stmt: Statement) -> std::result::Result<ExecResult, DbErr> {
+        self.tx.catch_up().await?;
         self.tx.inner().execute_raw(stmt).await
     }
 
     async fn execute_unprepared(&self, sql: &str) -> std::result::Result<ExecResult, DbErr> {
+        self.tx.catch_up().await?;
         self.tx.inner().execute_unprepared(sql).await
     }
 
@@ -212,10 +237,12 @@ impl ConnectionTrait for WriteTx {
         &self,
         stmt: Statement,
     ) -> std::result::Result<Option<QueryResult>, DbErr> {
+        self.tx.catch_up().await?;
         self.tx.inner().query_one_raw(stmt).await
     }
 
     async fn query_all_raw(&self, stmt: Statement) -> std::result::Result<Vec<QueryResult>, DbErr> {
+        self.tx.catch_up().await?;
         self.tx.inner().query_all_raw(stmt).await
     }
 

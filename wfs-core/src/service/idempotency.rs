@@ -30,7 +30,7 @@ use crate::entity::idempotency_record as record;
 use crate::error::{Error, IdempotencyConflict, Result};
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
-use crate::persistence::sql;
+use crate::persistence::{batch, sql};
 use crate::service::audit::{AuditAction, AuditScope, Target};
 use chrono::{DateTime, Utc};
 use parking_lot::Mutex;
@@ -331,8 +331,8 @@ impl Wfs {
 
     /// [`Wfs::complete_idempotency_key`] and [`Wfs::write_audit`] in one: the audit
     /// entries the request's `scope` kept, and `extra`, written with the answer's
-    /// status beside the stored answer, in as few round trips as the database allows
-    /// (one on SQLite: `sql::execute_together`).
+    /// status beside the stored answer, and with the writes the transaction held back
+    /// (`WriteTx::batched`), in one round trip (`batch::execute_together`).
     ///
     /// # Errors
     /// As [`Wfs::complete_idempotency_key`].
@@ -346,17 +346,17 @@ impl Wfs {
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
         let conn = &self.store().enter_write(tx)?;
-        let completion = completion(lock, response)?;
+        let mut changes = vec![completion(lock, response)?.into_query().into()];
         let entries = self.audit_rows(audit, response.status, extra);
         let written = entries.len() as u64;
-        let statements = |backend| {
-            let mut statements = vec![completion.build(backend)];
-            if written > 0 {
-                statements.push(audit_entry::Entity::insert_many(entries).build(backend));
-            }
-            statements
-        };
-        if sql::execute_together(conn, statements).await? == 1 + written {
+        if written > 0 {
+            changes.push(
+                audit_entry::Entity::insert_many(entries)
+                    .into_query()
+                    .into(),
+            );
+        }
+        if batch::execute_together(conn, changes).await? == 1 + written {
             Ok(())
         } else {
             Err(Error::Idempotency(IdempotencyConflict::InProgress))

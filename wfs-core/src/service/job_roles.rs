@@ -7,11 +7,15 @@ use crate::error::{Error, Result};
 use crate::event::EventData;
 use crate::ids::{CompanyId, JobRoleId};
 use crate::persistence::WfsConn;
+use crate::persistence::batch;
 use crate::persistence::changes::Topic;
 use crate::persistence::repo::owned_by;
 use crate::resource::job_role::{COLUMNS, Row};
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{ActiveModelTrait, ColumnTrait, Order, QueryFilter, QueryOrder, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, Order, QueryFilter, QueryOrder, QuerySelect,
+    QueryTrait, Set, TryIntoModel,
+};
 use std::sync::Arc;
 
 use crate::resource::Listed;
@@ -82,8 +86,10 @@ impl Wfs {
         input: NewJobRole,
     ) -> Result<JobRole> {
         let conn = &self.store().enter_write(tx)?;
-        let model = input.into_row(company, self.now())?;
-        let role = JobRole::from(model.insert(conn).await?);
+        let row = input.into_row(company, self.now())?;
+        let role = JobRole::from(row.clone().try_into_model()?);
+        // Built in full here, so its insert can go with what the write sends next.
+        batch::hold(conn, job_role::Entity::insert(row).into_query()).await?;
         self.job_roles_changed(company);
         self.emit(conn, company, EventData::JobRoleCreated(role.clone()))
             .await?;

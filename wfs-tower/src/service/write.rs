@@ -31,8 +31,14 @@ impl Shared {
         claim: Option<IdempotentRequest>,
         trail: &Trail,
     ) -> Result<Reply, ApiError> {
-        // What the handler's operations record waits in the request's trail.
-        let tx = self.wfs.begin().await?.audited(trail.scope().clone());
+        // What the handler's operations record waits in the request's trail; the
+        // writes nothing waits for go with the next statement (the stored answer).
+        let tx = self
+            .wfs
+            .begin()
+            .await?
+            .audited(trail.scope().clone())
+            .batched();
         let Some(req) = claim else {
             return match run_in(&tx, route, ctx).await {
                 Ok(reply) => {

@@ -35,8 +35,9 @@ use crate::entity::audit_entry;
 use crate::error::Result;
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
+use crate::persistence::batch;
 use chrono::{DateTime, Utc};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait};
 
 /// How long entries are kept and how the purge deletes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +146,8 @@ impl Wfs {
             return Ok(());
         }
         let conn = &self.store().enter_write(tx)?;
-        audit_entry::Entity::insert_many(rows).exec(conn).await?;
+        let insert = audit_entry::Entity::insert_many(rows).into_query();
+        batch::execute_together(conn, vec![insert.into()]).await?;
         Ok(())
     }
 

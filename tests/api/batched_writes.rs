@@ -1,0 +1,137 @@
+//! A batched write transaction (`WriteTx::batched`, what every API write runs in):
+//! the writes nothing waits for (a created role's row, its event) are held back and
+//! sent with the transaction's next statement, in one round trip. Nothing on the
+//! transaction ever misses them: the next read, a host's statement on `&tx`, and the
+//! commit all send them first; a rollback drops them; one that fails fails the write.
+
+use crate::helpers::*;
+use futures_util::StreamExt;
+use std::time::Duration;
+use wfs_core::entity::job_role;
+use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use wfs_core::service::job_roles::NewJobRole;
+use wfs_core::{CompanyId, EventData, EventsFrom};
+
+fn role(title: &str) -> NewJobRole {
+    NewJobRole {
+        title: title.into(),
+        ..Default::default()
+    }
+}
+
+/// The titles `GET /job-roles` lists for `company`.
+async fn listed(app: &TestApp, company: &Company) -> Vec<String> {
+    let key = app.key(company).await;
+    let res = app.get(&key, "/external/v1/job-roles").await;
+    res.assert_status(200);
+    res.body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The titles of the `job_role.created` events committed for `company`, in commit
+/// order, waiting until `n` have come.
+async fn created_events(app: &TestApp, company: CompanyId, n: usize) -> Vec<String> {
+    let mut stream = app.wfs.events(EventsFrom::Start);
+    let mut titles = Vec::new();
+    while titles.len() < n {
+        let event = tokio::time::timeout(Duration::from_secs(15), stream.next())
+            .await
+            .expect("the events within 15 s")
+            .expect("the stream stays open")
+            .expect("an event");
+        if let (true, EventData::JobRoleCreated(role)) = (event.company == company, &event.data) {
+            titles.push(role.title.clone());
+        }
+    }
+    titles
+}
+
+#[tokio::test]
+async fn a_held_role_is_seen_by_the_next_read_a_hosts_statement_and_after_the_commit() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Batched").await;
+    let id: CompanyId = company.id.parse().unwrap();
+    let tx = app.wfs.begin().await.unwrap().batched();
+
+    let nurse = app.wfs.create_job_role(&tx, id, role("Nurse")).await.unwrap();
+    // wfs's own read in the same transaction sees the held row.
+    let found = app.wfs.find_job_role(&tx, id, nurse.id).await.unwrap();
+    assert_eq!(found, nurse);
+
+    // A host's statement on `&tx` sees the next one.
+    let porter = app.wfs.create_job_role(&tx, id, role("Porter")).await.unwrap();
+    let rows = job_role::Entity::find()
+        .filter(job_role::Column::CompanyId.eq(id.0))
+        .all(&tx)
+        .await
+        .unwrap();
+    let ids: Vec<_> = rows.iter().map(|r| r.id).collect();
+    assert!(ids.contains(&nurse.id.0) && ids.contains(&porter.id.0), "{ids:?}");
+
+    // The last write's event is held until the commit, which sends it.
+    let clerk = app.wfs.create_job_role(&tx, id, role("Clerk")).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(listed(&app, &company).await, ["Clerk", "Nurse", "Porter"]);
+    assert_eq!(
+        created_events(&app, id, 3).await,
+        ["Nurse", "Porter", "Clerk"]
+    );
+    assert_eq!(clerk.title, "Clerk");
+}
+
+#[tokio::test]
+async fn a_rolled_back_batched_transaction_leaves_neither_the_held_rows_nor_their_events() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Undone").await;
+    let id: CompanyId = company.id.parse().unwrap();
+
+    let tx = app.wfs.begin().await.unwrap().batched();
+    app.wfs.create_job_role(&tx, id, role("Held")).await.unwrap();
+    tx.rollback().await.unwrap();
+
+    let tx = app.wfs.begin().await.unwrap().batched();
+    app.wfs.create_job_role(&tx, id, role("Sent")).await.unwrap();
+    // A read on the transaction sends what is held; the rollback still undoes it.
+    app.wfs.find_job_role(&tx, id, wfs_core::JobRoleId::new()).await.unwrap_err();
+    tx.rollback().await.unwrap();
+
+    // Dropped without a commit: rolled back as well.
+    let tx = app.wfs.begin().await.unwrap().batched();
+    app.wfs.create_job_role(&tx, id, role("Dropped")).await.unwrap();
+    drop(tx);
+
+    let tx = app.wfs.begin().await.unwrap().batched();
+    app.wfs.create_job_role(&tx, id, role("Kept")).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(listed(&app, &company).await, ["Kept"]);
+    assert_eq!(created_events(&app, id, 1).await, ["Kept"]);
+}
+
+#[tokio::test]
+async fn a_held_insert_that_fails_fails_the_write_and_nothing_of_it_is_kept() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Real").await;
+    let id: CompanyId = company.id.parse().unwrap();
+
+    // No such company: the role's held insert breaks its foreign key when it is sent.
+    let tx = app.wfs.begin().await.unwrap().batched();
+    let failed = async {
+        app.wfs
+            .create_job_role(&tx, CompanyId::new(), role("Orphan"))
+            .await?;
+        app.wfs.create_job_role(&tx, id, role("After")).await?;
+        Ok::<_, wfs_core::Error>(())
+    };
+    assert!(failed.await.is_err(), "the orphan's insert must fail");
+    tx.rollback().await.unwrap();
+
+    assert_eq!(listed(&app, &company).await, Vec::<String>::new());
+    let tx = app.wfs.begin().await.unwrap().batched();
+    app.wfs.create_job_role(&tx, id, role("Next")).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(created_events(&app, id, 1).await, ["Next"]);
+}

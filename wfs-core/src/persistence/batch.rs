@@ -1,0 +1,144 @@
+//! Writes sent together: the statements of a write whose answers nothing waits for,
+//! in one round trip ([`execute_together`]), and the one-row inserts a batched write
+//! transaction holds back to go with its next statement ([`hold`]).
+
+use crate::error::Result;
+use crate::persistence::WfsConn;
+use sea_orm::sea_query::{
+    Alias, Asterisk, CommonTableExpression, Expr, ExprTrait, InsertStatement, Query,
+    QueryStatementBuilder, SubQueryStatement, UpdateStatement, WithClause, WithQuery,
+};
+use sea_orm::{DatabaseBackend, DbErr, Statement};
+
+/// A statement that changes rows and answers only how many: what
+/// [`execute_together`] sends in one go, and what a batched write transaction holds
+/// back until its next statement (see `Qualified::hold`).
+pub(crate) enum Change {
+    /// An insert.
+    Insert(InsertStatement),
+    /// An update.
+    Update(UpdateStatement),
+}
+
+impl From<InsertStatement> for Change {
+    fn from(insert: InsertStatement) -> Self {
+        Change::Insert(insert)
+    }
+}
+
+impl From<UpdateStatement> for Change {
+    fn from(update: UpdateStatement) -> Self {
+        Change::Update(update)
+    }
+}
+
+impl Change {
+    fn build(&self, backend: DatabaseBackend) -> Statement {
+        match self {
+            Change::Insert(insert) => backend.build(insert),
+            Change::Update(update) => backend.build(update),
+        }
+    }
+
+    /// The statement answering one row per row it changed, for a data-modifying
+    /// common table expression whose rows are counted.
+    fn counted(self) -> SubQueryStatement {
+        let one = Query::returning().expr(Expr::val(1));
+        match self {
+            Change::Insert(mut insert) => insert.returning(one).to_owned().into(),
+            Change::Update(mut update) => update.returning(one).to_owned().into(),
+        }
+    }
+}
+
+/// Runs the writes `conn` holds back and then `changes`, in one round trip, and
+/// answers the rows `changes` changed.
+///
+/// Each statement of a write is a round trip: a network exchange on PostgreSQL, a
+/// hand-off to the connection's thread on SQLite (most of what a short statement
+/// costs there, made while holding the database's one write lock). So the statements
+/// whose answers nothing waits for go together:
+/// - on SQLite as one call, the statements joined, which sqlx steps through in order,
+///   binding each one's arguments after the previous one's;
+/// - on PostgreSQL, where a string of several statements cannot carry bind
+///   parameters, as one statement: each a data-modifying common table expression
+///   (`WITH w0 AS (INSERT ... RETURNING 1), w1 AS (UPDATE ... RETURNING 1) SELECT
+///   (SELECT count(*) FROM w0) + ...`). They run on one snapshot, so none may depend
+///   on another's rows: a held write is a one-row insert, and what joins it is the
+///   end of a request (its stored answer, its audit entries).
+///
+/// Every statement is built by sea-query; nothing here writes SQL text.
+pub(crate) async fn execute_together(
+    conn: &impl WfsConn,
+    changes: Vec<Change>,
+) -> std::result::Result<u64, DbErr> {
+    let held = conn.take_held();
+    // Every held write is a one-row insert (`Qualified::hold`).
+    let held_rows = held.len() as u64;
+    let mut all = held;
+    all.extend(changes);
+    let changed = match (conn.get_database_backend(), all.len()) {
+        (_, 0) => return Ok(0),
+        (backend, 1) => conn
+            .execute_raw(all[0].build(backend))
+            .await?
+            .rows_affected(),
+        (DatabaseBackend::Postgres, _) => {
+            let row = conn
+                .query_one_raw(DatabaseBackend::Postgres.build(&counted_together(all)))
+                .await?
+                .ok_or_else(|| DbErr::Custom("a statement's count answered no row".into()))?;
+            u64::try_from(row.try_get::<i64>("", "changed")?).unwrap_or(0)
+        }
+        (backend, _) => {
+            let mut sql = String::new();
+            let mut values = Vec::new();
+            for change in &all {
+                let statement = change.build(backend);
+                sql.push_str(&statement.sql);
+                sql.push_str(";\n");
+                values.extend(statement.values.map(|v| v.0).unwrap_or_default());
+            }
+            let joined = Statement::from_sql_and_values(backend, sql, values);
+            conn.execute_raw(joined).await?.rows_affected()
+        }
+    };
+    Ok(changed.saturating_sub(held_rows))
+}
+
+/// `changes` as one PostgreSQL statement answering `changed`, the rows they changed
+/// in all.
+fn counted_together(changes: Vec<Change>) -> WithQuery {
+    let mut with = WithClause::new();
+    let mut total: Option<Expr> = None;
+    for (i, change) in changes.into_iter().enumerate() {
+        let name = Alias::new(format!("w{i}"));
+        with.cte(
+            CommonTableExpression::new()
+                .query(change.counted())
+                .table_name(name.clone())
+                .to_owned(),
+        );
+        let rows = Query::select()
+            .expr(Expr::col(Asterisk).count())
+            .from(name)
+            .to_owned();
+        let rows = Expr::SubQuery(None, Box::new(rows.into_sub_query_statement()));
+        total = Some(match total {
+            None => rows,
+            Some(sum) => sum.add(rows),
+        });
+    }
+    let mut answer = Query::select();
+    answer.expr_as(total.unwrap_or(Expr::val(0)), Alias::new("changed"));
+    with.query(answer)
+}
+
+/// Holds back `insert`, a one-row insert, to go with the next statement of `conn`'s
+/// transaction where it is batched; runs it now elsewhere.
+pub(crate) async fn hold(conn: &impl WfsConn, insert: InsertStatement) -> Result<()> {
+    if let Some(insert) = conn.hold(insert) {
+        execute_together(conn, vec![insert.into()]).await?;
+    }
+    Ok(())
+}
