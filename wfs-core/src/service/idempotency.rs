@@ -321,8 +321,9 @@ impl Wfs {
         response: &StoredResponse,
     ) -> Result<()> {
         let conn = &self.store().enter_write(tx)?;
-        let done = completion(lock, response)?.exec(conn).await?.rows_affected == 1;
-        if done {
+        // With what the transaction held back, in one round trip.
+        let completion = completion(lock, response)?.into_query().into();
+        if batch::execute_together(conn, vec![completion]).await? == 1 {
             Ok(())
         } else {
             Err(Error::Idempotency(IdempotencyConflict::InProgress))
