@@ -10,9 +10,10 @@
 //! It also takes a screenshot; `WFS_UPDATE_SCREENSHOT=1` keeps it as
 //! `docs/api-docs.png`.
 
+use crate::browser::chromium;
 use crate::helpers::*;
 use http::Method;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -196,27 +197,6 @@ async fn the_document_is_json_and_a_client_that_takes_no_json_is_told_so() {
 }
 
 // ------------------------------------------------------------------ in a browser
-
-/// The headless browser: `WFS_CHROMIUM`, else the first of Debian's names on PATH.
-fn chromium() -> PathBuf {
-    if let Some(path) = std::env::var_os("WFS_CHROMIUM") {
-        return PathBuf::from(path);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Some(found) = std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-        {
-            return found;
-        }
-    }
-    panic!(
-        "the API reference browser test needs a headless Chromium, and none is installed: \
-         install it with `apt-get install -y chromium` (CI's .ci/run does), or point \
-         WFS_CHROMIUM at one"
-    );
-}
 
 /// Runs chromium headless on `url` with every host but 127.0.0.1 cut off, and the
 /// extra `args` (an action: `--dump-dom` or `--screenshot=...`). Answers its

@@ -1,5 +1,6 @@
 //! The API describing itself: the OpenAPI document, and the interactive reference
-//! over it (see `docs`), which is not part of the document.
+//! over it (see `docs`), which is not part of the document; and the admin console
+//! (see `console`), a page over the API, not part of the document either.
 
 use super::Ctx;
 use super::{Entry, Facts, Tag};
@@ -22,6 +23,11 @@ pub(crate) static ROUTES: &[Entry] = &[
     route!(undocumented GET "/external/v1/docs", get_docs_page, Facts::read(Access::Public)),
     #[cfg(feature = "swagger-ui")]
     route!(undocumented GET "/external/v1/docs/{file}", get_docs_asset, Facts::read(Access::Public)),
+    // The admin console only with the `console` feature: a page that calls the API.
+    #[cfg(feature = "console")]
+    route!(undocumented GET "/external/v1/console", get_console_page, Facts::read(Access::Public)),
+    #[cfg(feature = "console")]
+    route!(undocumented GET "/external/v1/console/{file}", get_console_asset, Facts::read(Access::Public)),
 ];
 
 /// The OpenAPI document
@@ -94,6 +100,18 @@ pub(crate) async fn get_docs_page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 #[cfg(feature = "swagger-ui")]
 pub(crate) async fn get_docs_asset(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     super::docs::asset(ctx.id(), ctx.query, ctx.headers)
+}
+
+/// The admin console's page.
+#[cfg(feature = "console")]
+pub(crate) async fn get_console_page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    Ok(super::console::page(ctx.headers))
+}
+
+/// A file of the admin console.
+#[cfg(feature = "console")]
+pub(crate) async fn get_console_asset(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
+    super::console::asset(ctx.id(), ctx.query, ctx.headers)
 }
 
 #[cfg(test)]

@@ -41,8 +41,12 @@ macro_rules! route {
 
 pub(crate) mod audit_log;
 pub(crate) mod auth;
+#[cfg(feature = "console")]
+mod console;
 #[cfg(feature = "swagger-ui")]
 mod docs;
+#[cfg(any(feature = "swagger-ui", feature = "console"))]
+mod files;
 pub(crate) mod job_roles;
 pub(crate) mod locations;
 pub(crate) mod meta;

@@ -136,13 +136,13 @@ impl Facts {
 pub(crate) enum At {
     /// As the handler's `#[utoipa::path]` says: an operation of the document.
     Documented(Doc),
-    /// A route the document leaves out (the interactive reference's page and assets,
-    /// which are not operations of the API), so its method and path are written here.
+    /// A route the document leaves out (the interactive reference's and the console's
+    /// pages and assets, which are not operations of the API), so its method and path are written here.
     #[cfg_attr(
-        not(feature = "swagger-ui"),
+        not(any(feature = "swagger-ui", feature = "console")),
         expect(
             dead_code,
-            reason = "only the API reference's page and assets are undocumented"
+            reason = "only the API reference's and the console's pages and assets are undocumented"
         )
     )]
     Undocumented { method: Method, path: &'static str },
