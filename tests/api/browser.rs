@@ -207,6 +207,35 @@ impl Browser {
         .await;
     }
 
+    /// Types `text` where the focus is, as a keyboard would.
+    pub async fn type_text(&mut self, text: &str) {
+        self.call("Input.insertText", json!({"text": text})).await;
+    }
+
+    /// Presses and releases a key (`Tab`, `Enter`, `Escape`).
+    pub async fn press(&mut self, key: &str) {
+        let (code, text) = match key {
+            "Tab" => (9, ""),
+            "Enter" => (13, "\r"),
+            "Escape" => (27, ""),
+            other => panic!("no key code for {other}"),
+        };
+        for kind in ["keyDown", "keyUp"] {
+            let mut event = json!({"type": kind, "key": key, "code": key,
+                "windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code});
+            if kind == "keyDown" && !text.is_empty() {
+                event["text"] = json!(text);
+            }
+            self.call("Input.dispatchKeyEvent", event).await;
+        }
+    }
+
+    /// The id of the element that has the focus.
+    pub async fn focused(&mut self) -> String {
+        let id = self.eval("document.activeElement?.id ?? ''").await;
+        id.as_str().unwrap_or_default().to_owned()
+    }
+
     /// Clicks the first element matching `selector`.
     pub async fn click(&mut self, selector: &str) {
         let found = self

@@ -217,6 +217,10 @@ async fn a_super_admin_manages_keys_webhooks_and_the_audit_log_in_the_console() 
     browser.click("#signout").await;
     browser.wait_for("document.body.dataset.state === 'signed-out'").await;
     assert!(!browser.shown("#nav").await);
+    let stored = browser
+        .eval("localStorage.length + sessionStorage.length + document.cookie.length")
+        .await;
+    assert_eq!(stored, json!(0), "nothing of the session was ever stored");
     let keys = app.list_keys(&company).await;
     let console_key = keys
         .iter()
@@ -233,7 +237,7 @@ async fn a_super_admin_manages_keys_webhooks_and_the_audit_log_in_the_console() 
     not(wfs_test_chromium),
     ignore = "needs Chromium on PATH (chromium, chromium-browser or google-chrome) or at $WFS_CHROMIUM: apt-get install chromium (Debian/Ubuntu), brew install --cask chromium (macOS)"
 )]
-async fn under_a_mount_prefix_a_wrong_password_and_an_expired_token_show_the_apis_message() {
+async fn under_a_mount_prefix_by_keyboard_a_wrong_password_and_an_expired_token_show_the_apis_message() {
     let app = TestApp::spawn_with(wfs_tower::Config::default().base_path("/partners")).await;
     let company = app.company("Prefixed").await;
     let base = app.serve_http().await;
@@ -258,8 +262,16 @@ async fn under_a_mount_prefix_a_wrong_password_and_an_expired_token_show_the_api
         .await;
     assert_eq!(browser.text("#signin-error").await, refused.error_message());
 
-    // Signed in under the prefix, on a phone's width, the keys load.
-    sign_in(&mut browser, &company.email, PASSWORD).await;
+    // Signed in under the prefix, on a phone's width, by keyboard alone: the email
+    // field, Tab to the password, Enter.
+    browser.fill("#signin-email", "").await;
+    browser.fill("#signin-password", "").await;
+    browser.eval("document.querySelector('#signin-email').focus()").await;
+    browser.type_text(&company.email).await;
+    browser.press("Tab").await;
+    assert_eq!(browser.focused().await, "signin-password");
+    browser.type_text(PASSWORD).await;
+    browser.press("Enter").await;
     browser.wait_for("document.body.dataset.state === 'signed-in'").await;
     browser.wait_for("document.querySelector('#keys-table tbody')").await;
     let overflow = browser

@@ -134,6 +134,11 @@ async fn a_host_adopts_wfs_in_its_own_database_pool_transactions_and_events() {
         .await
         .unwrap();
     assert_eq!(document["servers"][0]["url"], "/partners");
+    // Built without `swagger-ui` and `console`: neither page is a route here.
+    for page in ["/docs", "/console", "/console/console.js"] {
+        let absent = http.get(api(page)).send().await.unwrap();
+        assert_eq!(absent.status(), StatusCode::NOT_FOUND, "{page}");
+    }
 
     // An order books the slot's second place in the order's transaction.
     let order = |date: &str| {
