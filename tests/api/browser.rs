@@ -59,8 +59,8 @@ impl Drop for Browser {
 }
 
 impl Browser {
-    /// Starts the browser with a window `width` CSS pixels wide and attaches to its
-    /// page.
+    /// Starts the browser with a viewport exactly `width` CSS pixels wide and attaches
+    /// to its page.
     pub async fn launch(width: u32) -> Browser {
         let profile = tempfile::tempdir().unwrap();
         let mut child = Command::new(chromium())
@@ -103,6 +103,13 @@ impl Browser {
         browser.call("Runtime.enable", json!({})).await;
         browser.call("Page.enable", json!({})).await;
         browser.call("Log.enable", json!({})).await;
+        // The window has a minimum width; the page's viewport is set exactly.
+        browser
+            .call(
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": false}),
+            )
+            .await;
         browser
     }
 

@@ -47,15 +47,20 @@ fn the_document_describes_exactly_the_routes_served() {
 }
 
 #[test]
-fn only_the_api_reference_is_left_out_of_the_document() {
+fn only_the_api_reference_and_the_console_are_left_out_of_the_document() {
     let left_out: Vec<_> = handlers::routes()
         .filter(|r| !r.documented())
         .map(|r| r.path.as_str())
         .collect();
     assert_eq!(
         left_out,
-        ["/external/v1/docs", "/external/v1/docs/{file}"],
-        "only the reference's page and assets are not API operations"
+        [
+            "/external/v1/docs",
+            "/external/v1/docs/{file}",
+            "/external/v1/console",
+            "/external/v1/console/{file}"
+        ],
+        "only the reference's and the console's pages and assets are not API operations"
     );
 }
 
