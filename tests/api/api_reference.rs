@@ -10,7 +10,7 @@
 //! It also takes a screenshot; `WFS_UPDATE_SCREENSHOT=1` keeps it as
 //! `docs/api-docs.png`.
 
-use crate::browser::chromium;
+use crate::browser::{OFFLINE_HEADLESS, chromium};
 use crate::helpers::*;
 use http::Method;
 use std::path::Path;
@@ -207,24 +207,8 @@ fn run_chromium(url: &str, args: &[String], work: &Path) -> (String, String) {
     let err_path = work.join("stderr");
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium())
+        .args(OFFLINE_HEADLESS)
         .args([
-            "--headless",
-            // Root in CI has no user namespace to sandbox with.
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--hide-scrollbars",
-            // No internet: nothing resolves but 127.0.0.1, and any other connection
-            // goes to a proxy on the discard port, where nothing listens.
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-            "--proxy-server=127.0.0.1:9",
-            "--proxy-bypass-list=127.0.0.1",
             "--virtual-time-budget=10000",
             // The page's console messages and failed loads, on stderr.
             "--enable-logging=stderr",

@@ -41,6 +41,27 @@ pub fn chromium() -> PathBuf {
         })
 }
 
+/// The arguments every browser test starts Chromium with: headless, and with no
+/// internet (nothing resolves but 127.0.0.1, and any other connection goes to a proxy
+/// on the discard port, where nothing listens).
+pub const OFFLINE_HEADLESS: [&str; 14] = [
+    "--headless",
+    // Root in CI has no user namespace to sandbox with.
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=127.0.0.1",
+];
+
 /// One browser with one page.
 pub struct Browser {
     child: Child,
@@ -64,22 +85,8 @@ impl Browser {
     pub async fn launch(width: u32) -> Browser {
         let profile = tempfile::tempdir().unwrap();
         let mut child = Command::new(chromium())
+            .args(OFFLINE_HEADLESS)
             .args([
-                "--headless",
-                // Root in CI has no user namespace to sandbox with.
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-extensions",
-                "--hide-scrollbars",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                "--proxy-server=127.0.0.1:9",
-                "--proxy-bypass-list=127.0.0.1",
                 "--remote-debugging-address=127.0.0.1",
                 "--remote-debugging-port=0",
             ])

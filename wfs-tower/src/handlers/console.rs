@@ -11,11 +11,10 @@
 //! API calls only: no inline script or style, no other origin, no form posts, no
 //! framing. Behind the `console` feature: without it, no route and no byte of it.
 
-use super::files::{self, File, REVALIDATE};
+use super::files::{self, File};
 use crate::error::ApiError;
 use crate::reply::Reply;
 use bytes::Bytes;
-use http::{HeaderValue, header};
 use std::sync::LazyLock;
 
 const PAGE: &str = include_str!("../../console/index.html");
@@ -47,21 +46,7 @@ static CONSOLE: LazyLock<Console> = LazyLock::new(|| {
 
 /// `GET /external/v1/console`: the page.
 pub(crate) fn page(headers: &http::HeaderMap) -> Reply {
-    let mut reply = CONSOLE
-        .page
-        .reply(headers.get(header::IF_NONE_MATCH), REVALIDATE);
-    reply.headers.extend([
-        (
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(PAGE_CSP),
-        ),
-        (
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        ),
-        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
-    ]);
-    reply
+    files::page(&CONSOLE.page, PAGE_CSP, headers)
 }
 
 /// `GET /external/v1/console/{file}`: the script or the style sheet, or 404.

@@ -15,11 +15,10 @@
 //! current hash may be kept for a year (`immutable`) and an upgrade of the binary is
 //! picked up at once. Conditional requests (`If-None-Match`) answer 304.
 
-use super::files::{self, File, REVALIDATE};
+use super::files::{self, File};
 use crate::error::ApiError;
 use crate::reply::Reply;
 use bytes::Bytes;
-use http::{HeaderValue, header};
 use std::sync::{Arc, LazyLock};
 
 /// The Swagger UI files the page loads, as the distribution names them.
@@ -124,21 +123,7 @@ fn reference() -> Result<&'static Reference, ApiError> {
 
 /// `GET /external/v1/docs`: the page.
 pub(crate) fn page(headers: &http::HeaderMap) -> Result<Reply, ApiError> {
-    let mut reply = reference()?
-        .page
-        .reply(headers.get(header::IF_NONE_MATCH), REVALIDATE);
-    reply.headers.extend([
-        (
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(PAGE_CSP),
-        ),
-        (
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        ),
-        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
-    ]);
-    Ok(reply)
+    Ok(files::page(&reference()?.page, PAGE_CSP, headers))
 }
 
 /// `GET /external/v1/docs/{file}`: one asset of the page, or 404.

@@ -68,6 +68,24 @@ impl File {
     }
 }
 
+/// The answer to a GET of `page`, an HTML page held to `csp`: revalidated on every
+/// visit, sent to no other site as a referrer, never framed.
+pub(crate) fn page(page: &File, csp: &'static str, headers: &http::HeaderMap) -> Reply {
+    let mut reply = page.reply(headers.get(header::IF_NONE_MATCH), REVALIDATE);
+    reply.headers.extend([
+        (
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(csp),
+        ),
+        (
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ),
+        (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+    ]);
+    reply
+}
+
 /// `GET .../{file}`: the asset of `files` named `name`, or 404; kept a year when asked
 /// for under its current hash (`?v=`).
 pub(crate) fn asset(
