@@ -127,7 +127,7 @@ impl WriteTx {
     /// row of a created record, its event) together with its next statement, in one
     /// round trip, instead of each on its own: on PostgreSQL one statement of
     /// data-modifying common table expressions, on SQLite one hand-off to the
-    /// connection's thread (see `persistence::sql::execute_together`).
+    /// connection's thread (see `persistence::batch::execute_together`).
     ///
     /// Every statement through `&tx` or wfs's operations, and the commit, sends what
     /// is held first, so they all see it. A statement on the sea-orm transaction
