@@ -8,9 +8,10 @@ use crate::error::Result;
 use crate::event::EventData;
 use crate::ids::{CompanyId, LocationId};
 use crate::persistence::WfsConn;
+use crate::persistence::batch;
 use crate::persistence::repo::{find_owned, owned_by};
 use sea_orm::sea_query::{Expr, Func};
-use sea_orm::{ActiveModelTrait, Order, QueryOrder, Set};
+use sea_orm::{ActiveModelTrait, EntityTrait, Order, QueryOrder, QueryTrait, Set, TryIntoModel};
 
 /// The location's types live with its wire form; these paths are kept for hosts.
 pub use crate::resource::location::{
@@ -61,7 +62,10 @@ impl Wfs {
         input: NewLocation,
     ) -> Result<CreatedLocation> {
         let conn = &self.store().enter_write(tx)?;
-        let row = input.into_row(company, self.now())?.insert(conn).await?;
+        let new = input.into_row(company, self.now())?;
+        let row = new.clone().try_into_model()?;
+        // Built in full here, so its insert can go with what the write sends next.
+        batch::hold(conn, location::Entity::insert(new).into_query()).await?;
         let address = row.address.clone();
         let location = Location::from(row);
         let created = CreatedLocation::new(&location, address);
