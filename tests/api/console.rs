@@ -14,7 +14,6 @@ use crate::receiver::Receiver;
 use http::Method;
 use serde_json::json;
 use std::path::PathBuf;
-use tokio::sync::oneshot;
 use wfs_core::service::webhooks::WebhookSettings;
 
 const CONSOLE: &str = "/external/v1/console";
@@ -81,14 +80,7 @@ async fn a_super_admin_manages_keys_webhooks_and_the_audit_log_in_the_console() 
     let company = app.company("Console").await;
     let base = app.serve_http().await;
     let receiver = Receiver::ok().await;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let wfs = app.wfs.clone();
-    let worker = tokio::spawn(async move {
-        wfs.run_webhook_worker(async move {
-            let _ = stopped.await;
-        })
-        .await
-    });
+    let worker = Worker::start(&app);
     let mut browser = Browser::launch(1280).await;
 
     // Sign in.
@@ -233,8 +225,7 @@ async fn a_super_admin_manages_keys_webhooks_and_the_audit_log_in_the_console() 
         .expect("the console made a key for the webhook routes");
     assert_eq!(console_key["status"], "revoked");
     assert!(browser.errors.is_empty(), "{:?}", browser.errors);
-    let _ = stop.send(());
-    worker.await.unwrap().unwrap();
+    worker.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

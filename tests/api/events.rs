@@ -9,7 +9,6 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
-use tokio::sync::oneshot;
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::service::webhooks::WebhookSettings;
 use wfs_core::{CompanyId, Event, EventData, EventStream, EventsFrom, WebhookEventId};
@@ -363,14 +362,7 @@ async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     .assert_status(201);
     let before = stored(&app, &key).await.len();
     let mut stream = app.wfs.events(EventsFrom::Now);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let wfs = app.wfs.clone();
-    let worker = tokio::spawn(async move {
-        wfs.run_webhook_worker(async move {
-            let _ = stopped.await;
-        })
-        .await
-    });
+    let worker = Worker::start(&app);
 
     // Act: changes of several types.
     let res = app
@@ -421,8 +413,7 @@ async fn typed_payloads_are_exactly_what_the_webhook_bodies_carry() {
     }
     // Fails after a deadline unless every event was delivered.
     let delivered = receiver.wait_for(events.len()).await;
-    drop(stop);
-    worker.await.unwrap().unwrap();
+    worker.stop().await;
     for event in &events {
         let delivery = delivered
             .iter()

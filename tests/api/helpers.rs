@@ -639,3 +639,31 @@ impl Scene {
         }
     }
 }
+
+/// The app's webhook delivery worker, running until [`Worker::stop`] (no worker runs
+/// unless a test starts one).
+pub struct Worker {
+    stop: tokio::sync::oneshot::Sender<()>,
+    done: tokio::task::JoinHandle<()>,
+}
+
+impl Worker {
+    pub fn start(app: &TestApp) -> Worker {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let wfs = app.wfs.clone();
+        let done = tokio::spawn(async move {
+            wfs.run_webhook_worker(async move {
+                let _ = stopped.await;
+            })
+            .await
+            .expect("worker");
+        });
+        Worker { stop, done }
+    }
+
+    /// Stops the worker and waits until it has.
+    pub async fn stop(self) {
+        drop(self.stop);
+        self.done.await.unwrap();
+    }
+}

@@ -10,8 +10,6 @@ use crate::helpers::*;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use wfs_core::CompanyId;
 use wfs_core::domain::webhook::RetrySchedule;
 use wfs_core::persistence::entity::webhook_delivery;
@@ -324,32 +322,6 @@ async fn receiver(status: u16) -> String {
     let answer = axum::Router::new().fallback(move || async move { status });
     tokio::spawn(async move { axum::serve(listener, answer).await });
     format!("http://{addr}/hook")
-}
-
-/// The app's delivery worker, running until dropped with [`Worker::stop`].
-struct Worker {
-    stop: oneshot::Sender<()>,
-    done: JoinHandle<()>,
-}
-
-impl Worker {
-    fn start(app: &TestApp) -> Worker {
-        let (stop, stopped) = oneshot::channel::<()>();
-        let wfs = app.wfs.clone();
-        let done = tokio::spawn(async move {
-            wfs.run_webhook_worker(async move {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("worker");
-        });
-        Worker { stop, done }
-    }
-
-    async fn stop(self) {
-        drop(self.stop);
-        self.done.await.unwrap();
-    }
 }
 
 /// Polls the endpoint until the worker has disabled it; answers its reason.

@@ -237,8 +237,9 @@ impl<K: Hash + Eq + Clone, V: Clone> ReadCache<K, V> {
         let shard = self.shard(key);
         let _writing = shard.write.lock();
         self.generation.fetch_add(1, Ordering::AcqRel);
-        if shard.map.load().contains_key(key) {
-            let mut map = HashMap::clone(&shard.map.load());
+        let current = shard.map.load();
+        if current.contains_key(key) {
+            let mut map = HashMap::clone(&current);
             map.remove(key);
             shard.map.store(Arc::new(map));
             self.len.fetch_sub(1, Ordering::AcqRel);

@@ -22,7 +22,7 @@ const SCRIPT: &[u8] = include_bytes!("../../console/console.js");
 const STYLE: &[u8] = include_bytes!("../../console/console.css");
 
 /// Only this origin, and nothing inline.
-pub(crate) const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
