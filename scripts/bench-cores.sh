@@ -68,11 +68,7 @@ stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 # One key and 10 roles, made once on an unpinned server.
 start_server "0-$((TOTAL - 1))"
 bench_key "$API" bench-cores@bench.test
-for i in $(seq -w 1 10); do
-  curl -sf -X POST "$API/external/v1/job-roles" -H "x-api-key: $CID" -H "x-api-secret: $SEC" \
-    -H 'content-type: application/json' -H "Idempotency-Key: cores-seed-$$-$i" \
-    -d "{\"title\":\"Role $i\",\"weeklyHours\":38}" >/dev/null
-done
+seed_roles "$API" "cores-seed-$$"
 stop "$SERVER_PID"; SERVER_PID=
 
 ROWS=()

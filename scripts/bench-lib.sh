@@ -49,3 +49,14 @@ bench_key() { # address email
   CID=$(json_field clientId <<<"$key")
   SEC=$(json_field clientSecret <<<"$key")
 }
+
+# Creates the 10 job roles the read benchmarks list, at ADDRESS with the key in CID and
+# SEC; PREFIX makes their Idempotency-Keys unique to the run.
+seed_roles() { # address prefix
+  local i
+  for i in $(seq -w 1 10); do
+    curl -sf -X POST "$1/external/v1/job-roles" -H "x-api-key: $CID" -H "x-api-secret: $SEC" \
+      -H 'content-type: application/json' -H "Idempotency-Key: $2-$i" \
+      -d "{\"title\":\"Role $i\",\"weeklyHours\":38}" >/dev/null
+  done
+}

@@ -85,11 +85,7 @@ bench_backend() { # name database-url
   wait_healthy "$API"
   bench_key "$API" "bench-$name@bench.test"
   local cid=$CID sec=$SEC
-  for i in $(seq -w 1 10); do
-    curl -sf -X POST "$API/external/v1/job-roles" -H "x-api-key: $cid" -H "x-api-secret: $sec" \
-      -H 'content-type: application/json' -H "Idempotency-Key: seed-$name-$i" \
-      -d "{\"title\":\"Role $i\",\"weeklyHours\":38}" >/dev/null
-  done
+  seed_roles "$API" "seed-$name"
   local h w
   wrk -t1 -c"$CONNS" -d1s -H "x-api-key: $cid" -H "x-api-secret: $sec" "http://$API/external/v1/job-roles" >/dev/null
   h=$(hello)
