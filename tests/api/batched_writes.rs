@@ -6,11 +6,15 @@
 
 use crate::helpers::*;
 use futures_util::StreamExt;
+use http::Method;
+use serde_json::{Value, json};
 use std::time::Duration;
 use wfs_core::entity::job_role;
 use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use wfs_core::service::job_roles::NewJobRole;
-use wfs_core::{CompanyId, EventData, EventsFrom};
+use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
+use wfs_core::service::idempotency::Claim;
+use wfs_core::{CompanyId, EventData, EventsFrom, IdempotencyConflict};
 
 fn role(title: &str) -> NewJobRole {
     NewJobRole {
@@ -134,4 +138,56 @@ async fn a_held_insert_that_fails_fails_the_write_and_nothing_of_it_is_kept() {
     app.wfs.create_job_role(&tx, id, role("Next")).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(created_events(&app, id, 1).await, ["Next"]);
+}
+
+/// On SQLite a batched write holds its idempotency claim back, to go with its rows and
+/// its stored answer (one hand-off to the connection's thread fewer). A key that turns
+/// out to be taken then undoes the write it carried, and the key answers for itself:
+/// nothing the request did is kept, on either database.
+#[tokio::test]
+async fn a_key_found_taken_answers_for_itself_and_the_write_it_carried_is_undone() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Claims").await;
+    let id: CompanyId = company.id.parse().unwrap();
+    let key = app.key(&company).await;
+    let post = |idem: &'static str, body: Value| {
+        app.send(
+            Req::new(Method::POST, "/external/v1/job-roles")
+                .key(&key)
+                .idem(idem)
+                .json(&body),
+        )
+    };
+    let nurse = json!({"title": "Nurse"});
+    let porter = json!({"title": "Porter"});
+
+    let first = post("claims-1", nurse.clone()).await;
+    first.assert_status(201);
+    // The same request again: the stored answer, replayed.
+    let again = post("claims-1", nurse).await;
+    again.assert_status(201);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(again.body, first.body);
+    // The same key for another body: refused.
+    let reused = post("claims-1", porter.clone()).await;
+    reused.assert_error(409, IdempotencyConflict::KeyReused.message());
+    // A key a host claimed in a transaction of its own, its request still running.
+    let fingerprint = Fingerprint::of("POST", "/external/v1/job-roles", porter.to_string().as_bytes());
+    let claimed = app
+        .wfs
+        .claim_idempotency_key(
+            &format!("key:{}", key.id),
+            &IdempotencyKey::parse("claims-2").unwrap(),
+            &fingerprint,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(claimed, Claim::Acquired(_)), "{claimed:?}");
+    let busy = post("claims-2", porter).await;
+    busy.assert_error(409, IdempotencyConflict::InProgress.message());
+
+    // One Nurse, and no Porter: neither as a row nor as an event.
+    assert_eq!(listed(&app, &company).await, ["Nurse"]);
+    app.create_role(&key, "Clerk").await;
+    assert_eq!(created_events(&app, id, 2).await, ["Nurse", "Clerk"]);
 }

@@ -139,6 +139,9 @@ impl fmt::Debug for StoreOptions {
     }
 }
 
+/// How long a pooled connection may have been idle and still be handed out unpinged.
+const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
+
 /// The database: a pool, the SQLite writer queue, and the change hub that keeps
 /// the in-process caches correct (see `persistence/changes.rs`).
 #[derive(Clone)]
@@ -189,33 +192,12 @@ impl Store {
         let is_sqlite = url.starts_with("sqlite:");
         let schema = schema_of(options, is_sqlite)?;
         let in_memory = is_sqlite && url.contains(":memory:");
-        let mut opts = ConnectOptions::new(url.to_owned());
-        opts.max_connections(if in_memory {
+        let max = if in_memory {
             1
         } else {
             options.max_connections
-        })
-        .min_connections(u32::from(in_memory))
-        .acquire_timeout(options.acquire_timeout)
-        .sqlx_logging(false);
-        if in_memory {
-            // A pooled in-memory connection must never be dropped: the data goes with it.
-            opts.idle_timeout(None::<Duration>)
-                .max_lifetime(None::<Duration>);
-        }
-        #[cfg(feature = "sqlite")]
-        opts.map_sqlx_sqlite_opts(|o| {
-            o.journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .foreign_keys(true)
-                .busy_timeout(Duration::from_secs(15))
-        });
-        // A pool of wfs's own names the schema in each connection's search_path, so
-        // its statements run as written (`persistence/schema.rs`); `public` stays
-        // behind it for what the database itself keeps there.
-        if let Some(schema) = &schema {
-            opts.set_schema_search_path(schema.search_path());
-        }
+        };
+        let opts = pool_options(options, schema.as_ref(), max, in_memory);
         let db = Database::connect(opts).await.map_err(Error::Unavailable)?;
         Ok(Self::assemble(
             db,
@@ -282,6 +264,13 @@ impl Store {
             writer,
             changes,
         }
+    }
+
+    /// Whether this process queues every writer of the database (SQLite): one
+    /// process owns the file, so a write transaction can meet only what was
+    /// committed before it began.
+    pub(crate) fn queues_writers(&self) -> bool {
+        self.writer.is_some()
     }
 
     /// The change hub of this store's caches.
@@ -482,4 +471,46 @@ fn schema_of(options: &StoreOptions, is_sqlite: bool) -> Result<Option<SchemaNam
         )),
         Some(name) => SchemaName::parse(name).map(Some),
     }
+}
+
+/// The pool options of [`Store::connect`]: `max` connections to `options`' database,
+/// named `schema` in their `search_path`; an `in_memory` SQLite's one connection is
+/// never closed.
+fn pool_options(
+    options: &StoreOptions,
+    schema: Option<&SchemaName>,
+    max: u32,
+    in_memory: bool,
+) -> ConnectOptions {
+    let mut opts = ConnectOptions::new(options.database_url.clone());
+    opts.max_connections(max)
+        .min_connections(u32::from(in_memory))
+        .acquire_timeout(options.acquire_timeout)
+        // sqlx pings a connection when it goes back to the pool, which drops a broken
+        // one, and by default again when it is taken out: a round trip (on SQLite a
+        // hand-off to the connection's thread) before every transaction and every
+        // statement outside one. Only a connection idle for a while is pinged when
+        // taken, as HikariCP does (it skips connections used within 500 ms): one a
+        // server, proxy or firewall may have dropped meanwhile.
+        .test_before_acquire_if_idle_for(PING_IF_IDLE_FOR)
+        .sqlx_logging(false);
+    if in_memory {
+        // A pooled in-memory connection must never be dropped: the data goes with it.
+        opts.idle_timeout(None::<Duration>)
+            .max_lifetime(None::<Duration>);
+    }
+    #[cfg(feature = "sqlite")]
+    opts.map_sqlx_sqlite_opts(|o| {
+        o.journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(15))
+    });
+    // A pool of wfs's own names the schema in each connection's search_path, so
+    // its statements run as written (`persistence/schema.rs`); `public` stays
+    // behind it for what the database itself keeps there.
+    if let Some(schema) = schema {
+        opts.set_schema_search_path(schema.search_path());
+    }
+    opts
 }

@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
+use sea_orm::sea_query::{
+    Expr, ExprTrait, InsertStatement, OnConflict, Query, QueryStatementBuilder,
+};
 use sea_orm::{DatabaseBackend, Statement, Value};
 use uuid::Uuid;
 
@@ -332,16 +334,8 @@ pub(crate) async fn insert_idempotency_claim(
     conn: &impl WfsConn,
     claim: &NewClaim<'_>,
 ) -> Result<bool> {
-    let inserted = conn
-        .execute_raw(statement(
-            conn,
-            r#"INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (scope, "key") DO NOTHING"#,
-            claim.values(),
-        ))
-        .await?
-        .rows_affected();
-    Ok(inserted == 1)
+    let insert = conn.get_database_backend().build(&claim.insert()?);
+    Ok(conn.execute_raw(insert).await?.rows_affected() == 1)
 }
 
 /// The in-progress record an idempotency claim inserts.
@@ -365,6 +359,36 @@ impl NewClaim<'_> {
             self.token.into(),
             self.now.into(),
         ]
+    }
+
+    /// The record's insert, which inserts nothing where (`scope`, `key`) has one:
+    /// [`insert_idempotency_claim`] sends it at once, a batched SQLite transaction
+    /// holds it back (`service::idempotency`).
+    pub(crate) fn insert(&self) -> Result<InsertStatement> {
+        use crate::entity::idempotency_record::Column;
+        let mut insert = Query::insert();
+        insert
+            .into_table(crate::entity::idempotency_record::Entity)
+            .columns([
+                Column::Scope,
+                Column::Key,
+                Column::Fingerprint,
+                Column::State,
+                Column::LockToken,
+                Column::LockedAt,
+                Column::CreatedAt,
+            ])
+            .on_conflict(
+                OnConflict::columns([Column::Scope, Column::Key])
+                    .do_nothing()
+                    .to_owned(),
+            );
+        let [scope, key, fingerprint, state, token, now] = self.values();
+        let values = [scope, key, fingerprint, state, token, now.clone(), now];
+        insert
+            .values(values.map(Expr::from))
+            .map_err(Error::internal)?;
+        Ok(insert)
     }
 }
 

@@ -66,6 +66,21 @@ pub struct IdempotencyLock {
     token: Uuid,
     /// This process's exclusion, for locks claimed inside the write's transaction.
     held: Option<Arc<InFlight>>,
+    /// The claim went unsent, held back to go with the stored answer (see
+    /// [`Wfs::claim_idempotency_key_in`]): whether the key was free shows only then.
+    unconfirmed: bool,
+}
+
+impl IdempotencyLock {
+    /// Whether the claim is held back with the write, unsent: then a completion
+    /// refused as [`IdempotencyConflict::InProgress`] means the key was taken before
+    /// this request (a stored answer to replay, say), not that another request took
+    /// it over. The caller rolls back, and claims again with
+    /// [`Wfs::reclaim_idempotency_key_in`], which confirms at once.
+    #[doc(hidden)]
+    pub fn is_unconfirmed(&self) -> bool {
+        self.unconfirmed
+    }
 }
 
 /// The (scope, key) pairs whose request runs in this process now.
@@ -145,6 +160,7 @@ impl Wfs {
                         key: key.as_str().to_owned(),
                         token,
                         held: None,
+                        unconfirmed: false,
                     }));
                 }
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
@@ -164,6 +180,14 @@ impl Wfs {
     /// long as the returned lock is alive and `tx` is open: keep the lock until `tx`
     /// ends.
     ///
+    /// On SQLite, in a batched transaction (`WriteTx::batched`), the claim is not sent
+    /// on its own: it is held back to go with the stored answer, one hand-off to the
+    /// connection's thread fewer. That is sound there because one process owns the
+    /// file and its writers queue, so the only thing the claim can meet is a record
+    /// committed before: the lock is then [unconfirmed](IdempotencyLock::is_unconfirmed),
+    /// and a completion refused means "claim again" (the request's writes are rolled
+    /// back, and it runs again under a confirmed claim).
+    ///
     /// # Errors
     /// As [`Wfs::claim_idempotency_key`].
     #[doc(hidden)]
@@ -176,7 +200,8 @@ impl Wfs {
     ) -> Result<Claim> {
         let held = InFlight::enter(&self.in_flight, scope, key)
             .ok_or(Error::Idempotency(IdempotencyConflict::InProgress))?;
-        self.claim_held(tx, scope, key.as_str(), fp, Arc::new(held))
+        let defer = self.store().queues_writers();
+        self.claim_held(tx, scope, key.as_str(), fp, Arc::new(held), defer)
             .await
     }
 
@@ -202,11 +227,12 @@ impl Wfs {
                 "only a key claimed inside a write transaction can be claimed again",
             ));
         };
-        self.claim_held(tx, &lock.scope, &lock.key, fp, held).await
+        self.claim_held(tx, &lock.scope, &lock.key, fp, held, false)
+            .await
     }
 
     /// The claim of [`Wfs::claim_idempotency_key_in`], once this process's exclusion
-    /// is `held`.
+    /// is `held`; with `defer`, held back in `tx` where `tx` is batched.
     async fn claim_held(
         &self,
         tx: &WriteTx,
@@ -214,7 +240,23 @@ impl Wfs {
         key: &str,
         fp: &Fingerprint,
         held: Arc<InFlight>,
+        defer: bool,
     ) -> Result<Claim> {
+        let lock = |token, unconfirmed| IdempotencyLock {
+            scope: scope.to_owned(),
+            key: key.to_owned(),
+            token,
+            held: Some(held.clone()),
+            unconfirmed,
+        };
+        if defer && tx.qualified().held().is_some() {
+            let token = Uuid::new_v4();
+            let claim = self.new_claim(scope, key, fp, token);
+            // Held: `hold` gives the statement back only where nothing is held.
+            if tx.qualified().hold(claim.insert()?).is_none() {
+                return Ok(Claim::Acquired(lock(token, true)));
+            }
+        }
         for attempt in 0..4 {
             let token = Uuid::new_v4();
             // The first attempt takes the advisory lock, in the claim's own statement.
@@ -222,15 +264,7 @@ impl Wfs {
                 .claim_step(tx.qualified(), scope, key, fp, token, attempt == 0)
                 .await?;
             match step {
-                Step::Acquired => {
-                    let lock = IdempotencyLock {
-                        scope: scope.to_owned(),
-                        key: key.to_owned(),
-                        token,
-                        held: Some(held),
-                    };
-                    return Ok(Claim::Acquired(lock));
-                }
+                Step::Acquired => return Ok(Claim::Acquired(lock(token, false))),
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
                 Step::Again => {}
             }
@@ -250,15 +284,8 @@ impl Wfs {
         token: Uuid,
         lock: bool,
     ) -> Result<Step> {
-        let now = self.now();
-        let claim = sql::NewClaim {
-            scope,
-            key,
-            fingerprint: fp.as_str(),
-            state: IN_PROGRESS,
-            token,
-            now,
-        };
+        let claim = self.new_claim(scope, key, fp, token);
+        let now = claim.now;
         let inserted = if lock {
             sql::claim_idempotency_key_locked(conn, &claim)
                 .await?
@@ -306,6 +333,24 @@ impl Wfs {
             .rows_affected
             == 1;
         Ok(if taken { Step::Acquired } else { Step::Again })
+    }
+
+    /// The in-progress record a claim of (`scope`, `key`) under `token` inserts.
+    fn new_claim<'a>(
+        &self,
+        scope: &'a str,
+        key: &'a str,
+        fp: &'a Fingerprint,
+        token: Uuid,
+    ) -> sql::NewClaim<'a> {
+        sql::NewClaim {
+            scope,
+            key,
+            fingerprint: fp.as_str(),
+            state: IN_PROGRESS,
+            token,
+            now: self.now(),
+        }
     }
 
     /// Stores `response` for replay, inside the transaction that made the write.

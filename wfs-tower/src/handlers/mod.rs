@@ -69,6 +69,7 @@ use wfs_core::WriteTx;
 use wfs_core::{AdminPrincipal, KeyPrincipal, Wfs};
 
 /// Everything a handler may look at.
+#[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub(crate) wfs: &'a Wfs,
     pub(crate) caller: &'a Caller,

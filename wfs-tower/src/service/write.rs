@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::handlers::{Ctx, Route};
 use crate::reply::Reply;
 use http::HeaderValue;
+use wfs_core::IdempotencyConflict;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
 use wfs_core::service::idempotency::{Claim, IdempotencyLock, StoredResponse};
 
@@ -68,12 +69,58 @@ impl Shared {
             Ok(held) => held,
             Err(answer) => return answer,
         };
-        match run_in(&tx, route, ctx).await {
+        match self.run_claimed(tx, lock, route, ctx, &req, trail).await {
+            Claimed::Answered(answer) => answer,
+            Claimed::KeyTaken(lock) => {
+                // The claim, held back unsent (SQLite), met a record committed before
+                // it: all of this request's writes are undone. Claimed again at once,
+                // the key answers for itself (a replay, say), or runs the request anew.
+                let tx = self
+                    .wfs
+                    .begin()
+                    .await?
+                    .audited(trail.scope().clone())
+                    .batched();
+                let claimed = self
+                    .wfs
+                    .reclaim_idempotency_key_in(&tx, lock, &req.fingerprint)
+                    .await;
+                let (tx, lock) = match held(tx, claimed, trail).await {
+                    Ok(held) => held,
+                    Err(answer) => return answer,
+                };
+                match self.run_claimed(tx, lock, route, ctx, &req, trail).await {
+                    Claimed::Answered(answer) => answer,
+                    Claimed::KeyTaken(_) => Err(ApiError::internal(
+                        "a confirmed idempotency claim was found unconfirmed",
+                    )),
+                }
+            }
+        }
+    }
+
+    /// Runs the handler of `route` in `tx` under the claim `lock`, and stores its
+    /// answer with its writes, or its refusal on its own.
+    async fn run_claimed(
+        &self,
+        tx: wfs_core::WriteTx,
+        lock: IdempotencyLock,
+        route: &'static Route,
+        ctx: Ctx<'_>,
+        req: &IdempotentRequest,
+        trail: &Trail,
+    ) -> Claimed {
+        let answer = match run_in(&tx, route, ctx).await {
             Ok(reply) => {
                 let stored = reply.to_stored();
-                self.complete(tx, &lock, &stored, trail, reply.created.as_deref())
-                    .await?;
-                Ok(reply)
+                let created = reply.created.as_deref();
+                match self.complete(tx, &lock, &stored, trail, created).await {
+                    Ok(Stored::KeyTaken) => {
+                        trail.scope().discard();
+                        return Claimed::KeyTaken(lock);
+                    }
+                    completed => completed.map(|_| reply),
+                }
             }
             Err(err) if err.is_replayable() => {
                 rollback(tx).await;
@@ -88,7 +135,8 @@ impl Shared {
                 trail.scope().discard();
                 Err(err)
             }
-        }
+        };
+        Claimed::Answered(answer)
     }
 
     /// Stores a refused request's answer under its key, after its transaction rolled
@@ -111,9 +159,15 @@ impl Shared {
             Ok(held) => held,
             Err(answer) => return answer,
         };
-        self.complete(tx, &lock, &StoredResponse::from(&refusal), trail, None)
-            .await?;
-        Err(refusal)
+        match self
+            .complete(tx, &lock, &StoredResponse::from(&refusal), trail, None)
+            .await?
+        {
+            Stored::Committed => Err(refusal),
+            Stored::KeyTaken => Err(ApiError::internal(
+                "a confirmed idempotency claim was found unconfirmed",
+            )),
+        }
     }
 
     /// Stores `stored` with the key's record, and the request's audit entries, in
@@ -125,7 +179,7 @@ impl Shared {
         stored: &StoredResponse,
         trail: &Trail,
         created: Option<&str>,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Stored, ApiError> {
         let status = http::StatusCode::from_u16(stored.status)
             .map_err(|_| ApiError::internal("a stored answer with no HTTP status"))?;
         let extra = trail.api_write(status, created);
@@ -135,11 +189,18 @@ impl Shared {
             .await;
         if let Err(err) = completed {
             rollback(tx).await;
-            return Err(err.into());
+            return match err {
+                wfs_core::Error::Idempotency(IdempotencyConflict::InProgress)
+                    if lock.is_unconfirmed() =>
+                {
+                    Ok(Stored::KeyTaken)
+                }
+                err => Err(err.into()),
+            };
         }
         trail.written();
         tx.commit().await?;
-        Ok(())
+        Ok(Stored::Committed)
     }
 }
 
@@ -160,6 +221,23 @@ async fn held(
     };
     rollback(tx).await;
     Err(answer)
+}
+
+/// What [`Shared::complete`] came to, when nothing failed.
+enum Stored {
+    /// The answer is stored with the write, and committed.
+    Committed,
+    /// The claim was held back unsent and found the key taken: rolled back.
+    KeyTaken,
+}
+
+/// What [`Shared::run_claimed`] came to.
+enum Claimed {
+    /// The answer to give.
+    Answered(Result<Reply, ApiError>),
+    /// The claim was held back unsent and found the key taken; everything rolled
+    /// back (see `IdempotencyLock::is_unconfirmed`).
+    KeyTaken(IdempotencyLock),
 }
 
 /// Runs the handler of `route` inside `tx` (which carries the request's audit scope).
