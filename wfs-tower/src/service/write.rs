@@ -91,9 +91,7 @@ impl Shared {
                 };
                 match self.run_claimed(tx, lock, route, ctx, &req, trail).await {
                     Claimed::Answered(answer) => answer,
-                    Claimed::KeyTaken(_) => Err(ApiError::internal(
-                        "a confirmed idempotency claim was found unconfirmed",
-                    )),
+                    Claimed::KeyTaken(_) => Err(unconfirmed_twice()),
                 }
             }
         }
@@ -164,9 +162,7 @@ impl Shared {
             .await?
         {
             Stored::Committed => Err(refusal),
-            Stored::KeyTaken => Err(ApiError::internal(
-                "a confirmed idempotency claim was found unconfirmed",
-            )),
+            Stored::KeyTaken => Err(unconfirmed_twice()),
         }
     }
 
@@ -255,6 +251,12 @@ pub(super) struct IdempotentRequest {
     pub(super) scope: String,
     pub(super) key: IdempotencyKey,
     pub(super) fingerprint: Fingerprint,
+}
+
+/// A claim made again (`Wfs::reclaim_idempotency_key_in`) is confirmed when made, so
+/// it cannot find the key taken when the answer is stored.
+fn unconfirmed_twice() -> ApiError {
+    ApiError::internal("a confirmed idempotency claim was found unconfirmed")
 }
 
 async fn rollback(tx: wfs_core::WriteTx) {
