@@ -32,14 +32,7 @@ impl Shared {
         claim: Option<IdempotentRequest>,
         trail: &Trail,
     ) -> Result<Reply, ApiError> {
-        // What the handler's operations record waits in the request's trail; the
-        // writes nothing waits for go with the next statement (the stored answer).
-        let tx = self
-            .wfs
-            .begin()
-            .await?
-            .audited(trail.scope().clone())
-            .batched();
+        let tx = self.begin_write(trail).await?;
         let Some(req) = claim else {
             return match run_in(&tx, route, ctx).await {
                 Ok(reply) => {
@@ -75,12 +68,7 @@ impl Shared {
                 // The claim, held back unsent (SQLite), met a record committed before
                 // it: all of this request's writes are undone. Claimed again at once,
                 // the key answers for itself (a replay, say), or runs the request anew.
-                let tx = self
-                    .wfs
-                    .begin()
-                    .await?
-                    .audited(trail.scope().clone())
-                    .batched();
+                let tx = self.begin_write(trail).await?;
                 let claimed = self
                     .wfs
                     .reclaim_idempotency_key_in(&tx, lock, &req.fingerprint)
@@ -95,6 +83,18 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// The transaction a write runs in. What the handler's operations record waits in
+    /// the request's trail; the writes nothing waits for go with the next statement
+    /// (the stored answer).
+    async fn begin_write(&self, trail: &Trail) -> Result<wfs_core::WriteTx, ApiError> {
+        Ok(self
+            .wfs
+            .begin()
+            .await?
+            .audited(trail.scope().clone())
+            .batched())
     }
 
     /// Runs the handler of `route` in `tx` under the claim `lock`, and stores its
