@@ -87,7 +87,7 @@ async fn write_once(wfs: &Wfs, company: CompanyId, key: &str) {
     let scope = format!("bench:{company}");
     let key = IdempotencyKey::parse(key).unwrap();
     let fp = Fingerprint::of("POST", "/external/v1/job-roles", BODY);
-    let tx = wfs.begin().await.unwrap().batched();
+    let tx = wfs.begin_batched().await.unwrap();
     let Claim::Acquired(lock) = wfs
         .claim_idempotency_key_in(&tx, &scope, &key, &fp)
         .await

@@ -211,6 +211,13 @@ impl Wfs {
         self.store.begin().await
     }
 
+    /// Begins a batched write transaction, as the API's writes run in (see
+    /// [`Store::begin_batched`]).
+    #[doc(hidden)]
+    pub async fn begin_batched(&self) -> Result<WriteTx> {
+        self.store.begin_batched().await
+    }
+
     /// Makes a transaction the host began a [`WriteTx`], so the host's own writes
     /// (through `&tx`) and wfs's operations (given `&tx`) commit or roll back
     /// together; [`WriteTx::commit`] commits both, then runs what wfs does after a

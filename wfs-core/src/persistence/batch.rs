@@ -18,7 +18,24 @@ pub(crate) enum Change {
     Insert(InsertStatement),
     /// An update.
     Update(UpdateStatement),
+    /// The savepoint a writer that joined a group on SQLite writes in
+    /// (`persistence/writer_queue.rs`), held back to go with its first statement.
+    Savepoint,
 }
+
+/// The savepoint of a writer in a group. The name is reused: each writer opens its own
+/// after the last one's, and `ROLLBACK TO` finds the latest, its own. None is released:
+/// the group's commit commits them all.
+///
+/// sqlx counts, for every statement of a joined call, SQLite's `changes()`: the rows
+/// of the last `INSERT`, `UPDATE` or `DELETE` that completed, which for a `SAVEPOINT`
+/// is one before it (the writer before, in its last call). A `DELETE` that matches
+/// nothing comes first, so the savepoint counts no rows, and the writes joined with
+/// it are counted right.
+pub(crate) const SAVEPOINT: &str =
+    "DELETE FROM idempotency_records WHERE 0;\nSAVEPOINT wfs_write";
+/// Undoes what a writer in a group wrote, and nothing the writers before it wrote.
+pub(crate) const ROLLBACK_TO_SAVEPOINT: &str = "ROLLBACK TO wfs_write";
 
 impl From<InsertStatement> for Change {
     fn from(insert: InsertStatement) -> Self {
@@ -37,16 +54,19 @@ impl Change {
         match self {
             Change::Insert(insert) => backend.build(insert),
             Change::Update(update) => backend.build(update),
+            Change::Savepoint => Statement::from_string(backend, SAVEPOINT),
         }
     }
 
     /// The statement answering one row per row it changed, for a data-modifying
-    /// common table expression whose rows are counted.
-    fn counted(self) -> SubQueryStatement {
+    /// common table expression whose rows are counted; `None` for a savepoint, which
+    /// only SQLite's groups take.
+    fn counted(self) -> Option<SubQueryStatement> {
         let one = Query::returning().expr(Expr::val(1));
         match self {
-            Change::Insert(mut insert) => insert.returning(one).to_owned().into(),
-            Change::Update(mut update) => update.returning(one).to_owned().into(),
+            Change::Insert(mut insert) => Some(insert.returning(one).to_owned().into()),
+            Change::Update(mut update) => Some(update.returning(one).to_owned().into()),
+            Change::Savepoint => None,
         }
     }
 }
@@ -67,14 +87,15 @@ impl Change {
 ///   on another's rows: a held write is a one-row insert, and what joins it is the
 ///   end of a request (its stored answer, its audit entries).
 ///
-/// Every statement is built by sea-query; nothing here writes SQL text.
+/// Every statement is built by sea-query, but for the fixed text of a savepoint, which
+/// sea-query has no statement for.
 pub(crate) async fn execute_together(
     conn: &impl WfsConn,
     changes: Vec<Change>,
 ) -> std::result::Result<u64, DbErr> {
     let held = conn.take_held();
-    // Every held write is a one-row insert (`Qualified::hold`).
-    let held_rows = held.len() as u64;
+    // Every held write is a one-row insert (`Qualified::hold`), or a group's savepoint.
+    let held_rows = held.iter().filter(|c| matches!(c, Change::Insert(_))).count() as u64;
     let mut all = held;
     all.extend(changes);
     let changed = match (conn.get_database_backend(), all.len()) {
@@ -111,11 +132,11 @@ pub(crate) async fn execute_together(
 fn counted_together(changes: Vec<Change>) -> WithQuery {
     let mut with = WithClause::new();
     let mut total: Option<Expr> = None;
-    for (i, change) in changes.into_iter().enumerate() {
+    for (i, query) in changes.into_iter().filter_map(Change::counted).enumerate() {
         let name = Alias::new(format!("w{i}"));
         with.cte(
             CommonTableExpression::new()
-                .query(change.counted())
+                .query(query)
                 .table_name(name.clone())
                 .to_owned(),
         );

@@ -42,6 +42,7 @@ mod schema;
 pub(crate) mod sql;
 pub(crate) mod waiters;
 mod write_tx;
+mod writer_queue;
 
 pub use qualified::Qualified;
 pub(crate) use qualified::WfsConn;
@@ -62,7 +63,7 @@ use sea_orm_migration::MigratorTrait;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use writer_queue::{Turn, WriterQueue};
 
 /// Connection settings for [`Store::connect`]: `StoreOptions::new(url).schema("wfs")`.
 /// It is `#[non_exhaustive]` (a setting added later breaks no host): build it with
@@ -150,7 +151,7 @@ pub struct Store {
     schema: Option<Arc<SchemaName>>,
     /// Whether the pool is the store's own (closed by [`Store::close`]) or a host's.
     owned: bool,
-    writer: Option<Arc<Mutex<()>>>,
+    writer: Option<Arc<WriterQueue>>,
     changes: Arc<Changes>,
 }
 
@@ -233,7 +234,7 @@ impl Store {
         listen: Listen,
     ) -> Self {
         let backend = db.get_database_backend();
-        let writer = (backend == DatabaseBackend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        let writer = (backend == DatabaseBackend::Sqlite).then(|| Arc::new(WriterQueue::default()));
         let channel = changes::channel(schema.as_ref());
         let (changes, outbox) = Changes::new(backend);
         let changes = Arc::new(changes);
@@ -370,24 +371,60 @@ impl Store {
     /// # Errors
     /// [`Error::Unavailable`] or [`Error::Internal`] when the database does not begin one.
     pub async fn begin(&self) -> Result<WriteTx> {
-        let guard = match &self.writer {
-            Some(lock) => Some(lock.clone().lock_owned().await),
+        let turn = match &self.writer {
+            Some(queue) => Some(queue.acquire(false).await.turn),
             None => None,
         };
+        self.begin_in_turn(turn).await
+    }
+
+    /// Begins a batched write transaction ([`WriteTx::batched`]), the kind every API
+    /// write runs in. On SQLite it may share its transaction with the batched writes
+    /// queued around it, each in a savepoint of its own, committed together
+    /// (`persistence/writer_queue.rs`): its [`WriteTx::commit`] answers once that
+    /// commit has.
+    ///
+    /// # Errors
+    /// As [`Store::begin`].
+    #[doc(hidden)]
+    pub async fn begin_batched(&self) -> Result<WriteTx> {
+        let Some(queue) = &self.writer else {
+            return Ok(self.begin_in_turn(None).await?.batched());
+        };
+        let grant = queue.acquire(true).await;
+        Ok(match grant.group {
+            Some(group) => self
+                .write_tx(group.tx, self.reach_of_begun(), Some(grant.turn))
+                .batched()
+                .in_group(group.members, group.opened),
+            None => self
+                .begin_in_turn(Some(grant.turn))
+                .await?
+                .batched()
+                .in_group(Vec::new(), std::time::Instant::now()),
+        })
+    }
+
+    /// Begins a write transaction, holding `turn` of the SQLite writer queue.
+    async fn begin_in_turn(&self, turn: Option<Turn>) -> Result<WriteTx> {
         let tx = self
             .db
             .inner()
             .begin_with_options(TransactionOptions {
-                sqlite_transaction_mode: guard.as_ref().map(|_| SqliteTransactionMode::Immediate),
+                sqlite_transaction_mode: turn.as_ref().map(|_| SqliteTransactionMode::Immediate),
                 ..Default::default()
             })
             .await?;
-        // On a host's pool the host may run its own statements on the transaction too.
-        let reach = match self.db.reach() {
+        Ok(self.write_tx(tx, self.reach_of_begun(), turn))
+    }
+
+    /// How the statements of a transaction wfs began reach its schema: on a host's
+    /// pool the host may run its own statements on the transaction too.
+    fn reach_of_begun(&self) -> Reach {
+        match self.db.reach() {
             Reach::AsWritten => Reach::AsWritten,
             Reach::HostPool(_) | Reach::HostTx => Reach::HostTx,
-        };
-        Ok(self.write_tx(tx, reach, guard))
+        }
     }
 
     /// Makes a transaction the host began a [`WriteTx`]: the host's writes (through
@@ -405,13 +442,8 @@ impl Store {
         self.write_tx(txn, Reach::HostTx, None)
     }
 
-    fn write_tx(
-        &self,
-        tx: DatabaseTransaction,
-        reach: Reach,
-        writer: Option<OwnedMutexGuard<()>>,
-    ) -> WriteTx {
-        WriteTx::new(tx, self.schema.clone(), reach, &self.changes, writer)
+    fn write_tx(&self, tx: DatabaseTransaction, reach: Reach, turn: Option<Turn>) -> WriteTx {
+        WriteTx::new(tx, self.schema.clone(), reach, &self.changes, turn)
     }
 
     /// `tx`, lent by the caller of a public write, made wfs's: qualified with the

@@ -134,6 +134,14 @@ impl<C> Qualified<C> {
         }
     }
 
+    /// Opens a savepoint with the next statement, before anything held: where a
+    /// batched writer joined a group's transaction (`persistence/writer_queue.rs`).
+    pub(crate) fn hold_savepoint(&self) {
+        if let Some(held) = &self.held {
+            held.0.lock().insert(0, Change::Savepoint);
+        }
+    }
+
     /// Takes what is held back, to send it now.
     pub(crate) fn take_held(&self) -> Vec<Change> {
         self.held

@@ -2,9 +2,11 @@
 //! it has committed.
 
 use super::Qualified;
+use super::batch::{self, Change};
 use super::changes::Changes;
 use super::qualified::{AfterCommit, Borrowed, Held, Reach};
 use super::schema::SchemaName;
+use super::writer_queue::{Grant, Group, Member, Turn};
 use crate::domain::audit::AuditScope;
 use crate::error::{Error, Result};
 use sea_orm::{
@@ -15,7 +17,8 @@ use sea_orm_migration::async_trait::async_trait;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
-use tokio::sync::OwnedMutexGuard;
+use std::time::Instant;
+use tokio::sync::oneshot;
 
 /// A write transaction. Dropped without [`WriteTx::commit`], it rolls back.
 ///
@@ -55,9 +58,56 @@ use tokio::sync::OwnedMutexGuard;
 pub struct WriteTx {
     tx: Qualified<DatabaseTransaction>,
     hooks: Arc<AfterCommit>,
-    _writer: Option<OwnedMutexGuard<()>>,
+    /// The SQLite writer queue's turn, held until the transaction ends.
+    turn: Option<Turn>,
+    /// Where the transaction is a group's, shared in turn with other batched writers
+    /// (`persistence/writer_queue.rs`): the members before this one. Dropped with
+    /// the transaction unfinished, they learn that the group failed.
+    group: Option<Membership>,
     /// Dropped when the transaction has ended, after its commit or rollback.
     _open: OpenTx,
+}
+
+/// A writer's place in a group: the members before it, waiting for the group's
+/// commit, and when the group opened.
+struct Membership {
+    earlier: Vec<Member>,
+    opened: Instant,
+}
+
+impl Membership {
+    /// Ends this member's turn with `tx`, the group's transaction: hands the group to
+    /// the next batched writer in line, or commits it, for every member; answers once
+    /// the group has committed, with its outcome.
+    async fn finish(self, tx: DatabaseTransaction, turn: Turn) -> Result<()> {
+        let (me, outcome) = oneshot::channel();
+        let mut members = self.earlier;
+        members.push(me);
+        let group = Group {
+            tx,
+            members,
+            opened: self.opened,
+        };
+        if let Err(Grant { turn, group }) = turn.pass(group) {
+            if let Some(group) = group {
+                // The member that commits learns the outcome as the others do.
+                let _ = group.commit().await;
+            }
+            drop(turn);
+        }
+        match outcome.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(why)) => Err(group_failed(&why)),
+            Err(_) => Err(group_failed("a later writer in it ended without a commit")),
+        }
+    }
+}
+
+/// The error of a member whose group did not commit: nothing it wrote was kept.
+fn group_failed(why: &str) -> Error {
+    Error::Unavailable(DbErr::Custom(format!(
+        "the write transaction this write shared did not commit: {why}"
+    )))
 }
 
 /// A write transaction the change hub counts as open until this is dropped.
@@ -80,13 +130,13 @@ impl fmt::Debug for WriteTx {
 
 impl WriteTx {
     /// `tx` as a write transaction of the store whose change hub is `changes`,
-    /// holding the SQLite writer queue's `writer` until it ends.
+    /// holding the SQLite writer queue's `turn` until it ends.
     pub(super) fn new(
         tx: DatabaseTransaction,
         schema: Option<Arc<SchemaName>>,
         reach: Reach,
         changes: &Arc<Changes>,
-        writer: Option<OwnedMutexGuard<()>>,
+        turn: Option<Turn>,
     ) -> Self {
         let open = OpenTx {
             seq: changes.begin(),
@@ -96,9 +146,21 @@ impl WriteTx {
         Self {
             tx: Qualified::new(tx, schema, reach, Some(hooks.clone())),
             hooks,
-            _writer: writer,
+            turn,
+            group: None,
             _open: open,
         }
+    }
+
+    /// This batched transaction as a member of a group on SQLite: the first, which
+    /// began `tx`, or (`earlier` not empty) one handed the group's open transaction,
+    /// which writes in a savepoint of its own, opened with its first statement.
+    pub(super) fn in_group(mut self, earlier: Vec<Member>, opened: Instant) -> Self {
+        if !earlier.is_empty() {
+            self.tx.hold_savepoint();
+        }
+        self.group = Some(Membership { earlier, opened });
+        self
     }
 
     /// The transaction lent to one write of the store whose change hub is `changes`
@@ -162,16 +224,23 @@ impl WriteTx {
         let WriteTx {
             tx,
             hooks,
-            _writer,
+            turn,
+            group,
             _open,
         } = self;
         if let Err(err) = tx.catch_up().await {
             // Rolled back explicitly, so the SQLite writer queue is handed on clean.
-            let _ = tx.into_inner().rollback().await;
+            let _ = undo(tx, turn, group).await;
             return Err(err.into());
         }
-        let committed = tx.into_inner().commit().await;
-        drop(_writer);
+        let committed = match (group, turn) {
+            (Some(group), Some(turn)) => group.finish(tx.into_inner(), turn).await,
+            (_, turn) => {
+                let committed = tx.into_inner().commit().await;
+                drop(turn);
+                committed.map_err(Error::from)
+            }
+        };
         drop(_open);
         committed?;
         hooks.committed();
@@ -179,19 +248,23 @@ impl WriteTx {
     }
 
     /// Discards every change made through this transaction, and the work waiting for
-    /// its commit.
+    /// its commit. In a group, that is this writer's changes only; it answers once
+    /// the group's commit has answered, since what it read may be the earlier
+    /// members' writes.
     ///
     /// # Errors
-    /// [`Error::Internal`] or [`Error::Unavailable`] when the rollback fails.
+    /// [`Error::Internal`] or [`Error::Unavailable`] when the rollback fails, or
+    /// the group this transaction shared failed.
     pub async fn rollback(self) -> Result<()> {
         let WriteTx {
             tx,
             hooks,
-            _writer,
+            turn,
+            group,
             _open,
         } = self;
         drop(hooks);
-        tx.into_inner().rollback().await.map_err(Error::from)
+        undo(tx, turn, group).await
     }
 
     /// Runs `work` after this transaction commits, and never if it rolls back: for a
@@ -205,6 +278,37 @@ impl WriteTx {
     /// `&tx` runs them as written (the host's own tables).
     pub fn qualified(&self) -> &Qualified<DatabaseTransaction> {
         &self.tx
+    }
+}
+
+/// Rolls `tx` back: all of it, or, for a member of a group that joined it, to its
+/// savepoint (nothing, if its savepoint was never sent), the group then going on.
+async fn undo(
+    tx: Qualified<DatabaseTransaction>,
+    turn: Option<Turn>,
+    group: Option<Membership>,
+) -> Result<()> {
+    match (group.filter(|group| !group.earlier.is_empty()), turn) {
+        (Some(group), Some(turn)) => {
+            let unsent = matches!(tx.take_held().first(), Some(Change::Savepoint));
+            if !unsent {
+                let undone = tx.inner().execute_unprepared(batch::ROLLBACK_TO_SAVEPOINT);
+                if let Err(err) = undone.await {
+                    // The transaction is no longer sound: the group fails, every member
+                    // with it.
+                    let _ = tx.into_inner().rollback().await;
+                    drop(turn);
+                    return Err(err.into());
+                }
+            }
+            group.finish(tx.into_inner(), turn).await
+        }
+        // Not a group's, or its first writer: nothing before it is in the transaction.
+        (_, turn) => {
+            let rolled_back = tx.into_inner().rollback().await;
+            drop(turn);
+            rolled_back.map_err(Error::from)
+        }
     }
 }
 

@@ -91,10 +91,9 @@ impl Shared {
     async fn begin_write(&self, trail: &Trail) -> Result<wfs_core::WriteTx, ApiError> {
         Ok(self
             .wfs
-            .begin()
+            .begin_batched()
             .await?
-            .audited(trail.scope().clone())
-            .batched())
+            .audited(trail.scope().clone()))
     }
 
     /// Runs the handler of `route` in `tx` under the claim `lock`, and stores its
