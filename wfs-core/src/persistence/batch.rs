@@ -32,8 +32,7 @@ pub(crate) enum Change {
 /// is one before it (the writer before, in its last call). A `DELETE` that matches
 /// nothing comes first, so the savepoint counts no rows, and the writes joined with
 /// it are counted right.
-pub(crate) const SAVEPOINT: &str =
-    "DELETE FROM idempotency_records WHERE 0;\nSAVEPOINT wfs_write";
+pub(crate) const SAVEPOINT: &str = "DELETE FROM idempotency_records WHERE 0;\nSAVEPOINT wfs_write";
 /// Undoes what a writer in a group wrote, and nothing the writers before it wrote.
 pub(crate) const ROLLBACK_TO_SAVEPOINT: &str = "ROLLBACK TO wfs_write";
 
@@ -95,7 +94,10 @@ pub(crate) async fn execute_together(
 ) -> std::result::Result<u64, DbErr> {
     let held = conn.take_held();
     // Every held write is a one-row insert (`Qualified::hold`), or a group's savepoint.
-    let held_rows = held.iter().filter(|c| matches!(c, Change::Insert(_))).count() as u64;
+    let held_rows = held
+        .iter()
+        .filter(|c| matches!(c, Change::Insert(_)))
+        .count() as u64;
     let mut all = held;
     all.extend(changes);
     let changed = match (conn.get_database_backend(), all.len()) {

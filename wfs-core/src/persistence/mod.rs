@@ -378,6 +378,13 @@ impl Store {
         self.begin_in_turn(turn).await
     }
 
+    /// How many write transactions wait in this process's SQLite writer queue for the
+    /// one before them to end (always 0 on PostgreSQL, where none waits).
+    #[doc(hidden)]
+    pub fn writers_waiting(&self) -> usize {
+        self.writer.as_ref().map_or(0, |queue| queue.waiting())
+    }
+
     /// Begins a batched write transaction ([`WriteTx::batched`]), the kind every API
     /// write runs in. On SQLite it may share its transaction with the batched writes
     /// queued around it, each in a savepoint of its own, committed together
@@ -396,12 +403,12 @@ impl Store {
             Some(group) => self
                 .write_tx(group.tx, self.reach_of_begun(), Some(grant.turn))
                 .batched()
-                .in_group(group.members, group.opened),
+                .in_group(group.members, Some(group.opened)),
             None => self
                 .begin_in_turn(Some(grant.turn))
                 .await?
                 .batched()
-                .in_group(Vec::new(), std::time::Instant::now()),
+                .in_group(Vec::new(), None),
         })
     }
 

@@ -69,29 +69,42 @@ pub struct WriteTx {
 }
 
 /// A writer's place in a group: the members before it, waiting for the group's
-/// commit, and when the group opened.
+/// commit, and when the first of them finished (`None` for the first).
 struct Membership {
     earlier: Vec<Member>,
-    opened: Instant,
+    opened: Option<Instant>,
 }
 
 impl Membership {
     /// Ends this member's turn with `tx`, the group's transaction: hands the group to
     /// the next batched writer in line, or commits it, for every member; answers once
-    /// the group has committed, with its outcome.
-    async fn finish(self, tx: DatabaseTransaction, turn: Turn) -> Result<()> {
-        let (me, outcome) = oneshot::channel();
+    /// the group has committed, with its outcome. Whoever commits runs `hooks` (none
+    /// for a member that rolled back) and ends `open` then, even if this member's
+    /// caller stopped waiting.
+    async fn finish(
+        self,
+        tx: DatabaseTransaction,
+        turn: Turn,
+        hooks: Option<Arc<AfterCommit>>,
+        open: OpenTx,
+    ) -> Result<()> {
+        let (told, outcome) = oneshot::channel();
+        let settle = Box::new(move |committed: bool| {
+            drop(open);
+            if let Some(hooks) = hooks.filter(|_| committed) {
+                hooks.committed();
+            }
+        });
         let mut members = self.earlier;
-        members.push(me);
+        members.push(Member { settle, told });
         let group = Group {
             tx,
             members,
-            opened: self.opened,
+            opened: self.opened.unwrap_or_else(Instant::now),
         };
         if let Err(Grant { turn, group }) = turn.pass(group) {
             if let Some(group) = group {
-                // The member that commits learns the outcome as the others do.
-                let _ = group.commit().await;
+                group.commit().await;
             }
             drop(turn);
         }
@@ -153,9 +166,10 @@ impl WriteTx {
     }
 
     /// This batched transaction as a member of a group on SQLite: the first, which
-    /// began `tx`, or (`earlier` not empty) one handed the group's open transaction,
-    /// which writes in a savepoint of its own, opened with its first statement.
-    pub(super) fn in_group(mut self, earlier: Vec<Member>, opened: Instant) -> Self {
+    /// began `tx` (`earlier` empty, `opened` `None`), or one handed the group's open
+    /// transaction, which writes in a savepoint of its own, opened with its first
+    /// statement.
+    pub(super) fn in_group(mut self, earlier: Vec<Member>, opened: Option<Instant>) -> Self {
         if !earlier.is_empty() {
             self.tx.hold_savepoint();
         }
@@ -230,21 +244,24 @@ impl WriteTx {
         } = self;
         if let Err(err) = tx.catch_up().await {
             // Rolled back explicitly, so the SQLite writer queue is handed on clean.
-            let _ = undo(tx, turn, group).await;
+            let _ = undo(tx, turn, group, _open).await;
             return Err(err.into());
         }
-        let committed = match (group, turn) {
-            (Some(group), Some(turn)) => group.finish(tx.into_inner(), turn).await,
+        match (group, turn) {
+            (Some(group), Some(turn)) => {
+                group
+                    .finish(tx.into_inner(), turn, Some(hooks), _open)
+                    .await
+            }
             (_, turn) => {
                 let committed = tx.into_inner().commit().await;
                 drop(turn);
-                committed.map_err(Error::from)
+                drop(_open);
+                committed?;
+                hooks.committed();
+                Ok(())
             }
-        };
-        drop(_open);
-        committed?;
-        hooks.committed();
-        Ok(())
+        }
     }
 
     /// Discards every change made through this transaction, and the work waiting for
@@ -264,7 +281,7 @@ impl WriteTx {
             _open,
         } = self;
         drop(hooks);
-        undo(tx, turn, group).await
+        undo(tx, turn, group, _open).await
     }
 
     /// Runs `work` after this transaction commits, and never if it rolls back: for a
@@ -287,6 +304,7 @@ async fn undo(
     tx: Qualified<DatabaseTransaction>,
     turn: Option<Turn>,
     group: Option<Membership>,
+    open: OpenTx,
 ) -> Result<()> {
     match (group.filter(|group| !group.earlier.is_empty()), turn) {
         (Some(group), Some(turn)) => {
@@ -301,12 +319,13 @@ async fn undo(
                     return Err(err.into());
                 }
             }
-            group.finish(tx.into_inner(), turn).await
+            group.finish(tx.into_inner(), turn, None, open).await
         }
         // Not a group's, or its first writer: nothing before it is in the transaction.
         (_, turn) => {
             let rolled_back = tx.into_inner().rollback().await;
             drop(turn);
+            drop(open);
             rolled_back.map_err(Error::from)
         }
     }

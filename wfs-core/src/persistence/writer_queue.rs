@@ -33,8 +33,9 @@ use tokio::sync::oneshot;
 
 /// The most writers one group carries: the first member's answer waits for the last's.
 const MAX_MEMBERS: usize = 64;
-/// How long a group stays open to newcomers, for the same reason.
-const MAX_OPEN: Duration = Duration::from_millis(10);
+/// How long after its first writer finished a group stays open to newcomers, for the
+/// same reason.
+const MAX_OPEN: Duration = Duration::from_millis(20);
 
 /// The queue of this process's SQLite writers.
 #[derive(Default)]
@@ -80,11 +81,18 @@ impl Drop for Turn {
 pub(crate) struct Group {
     pub(crate) tx: DatabaseTransaction,
     pub(crate) members: Vec<Member>,
+    /// When its first writer finished, and the group was first handed on.
     pub(crate) opened: Instant,
 }
 
-/// A member waiting for its group's commit: `Err` carries why it failed.
-pub(crate) type Member = oneshot::Sender<Result<(), String>>;
+/// A member of a group, waiting for its commit.
+pub(crate) struct Member {
+    /// What the member does once the group has committed (`true`) or failed: its
+    /// after-commit work, run by whoever commits, so that no member's is lost.
+    pub(crate) settle: Box<dyn FnOnce(bool) + Send + Sync>,
+    /// Where the member learns the outcome: `Err` carries why the group failed.
+    pub(crate) told: oneshot::Sender<Result<(), String>>,
+}
 
 impl WriterQueue {
     /// Waits for the turn to write. A `grouped` writer (a batched one) may be handed a
@@ -117,6 +125,11 @@ impl WriterQueue {
                 }
             }
         }
+    }
+
+    /// How many writers wait for the turn.
+    pub(crate) fn waiting(&self) -> usize {
+        self.state.lock().waiting.len()
     }
 
     fn turn(self: &Arc<Self>) -> Turn {
@@ -172,14 +185,15 @@ impl Turn {
 }
 
 impl Group {
-    /// Commits the group's transaction and tells every member how it went.
-    pub(crate) async fn commit(self) -> Result<(), sea_orm::DbErr> {
+    /// Commits the group's transaction, settles every member, in the order they
+    /// wrote, and tells each how it went.
+    pub(crate) async fn commit(self) {
         let committed = self.tx.commit().await;
-        let outcome = committed.as_ref().copied().map_err(ToString::to_string);
+        let outcome = committed.map_err(|err| err.to_string());
         for member in self.members {
-            let _ = member.send(outcome.clone());
+            (member.settle)(outcome.is_ok());
+            let _ = member.told.send(outcome.clone());
         }
-        committed
     }
 }
 
