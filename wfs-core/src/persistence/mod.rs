@@ -5,8 +5,10 @@
 //! SQLite runs in WAL mode with foreign keys on, so readers never block the writer.
 //! It allows one writer at a time: a deferred transaction that reads and then writes
 //! can fail with `SQLITE_BUSY` when another connection committed in between. So write
-//! transactions on SQLite start with `BEGIN IMMEDIATE` and are serialised in-process
-//! by an async mutex, so writers queue without spinning in SQLite's busy handler.
+//! transactions on SQLite start with `BEGIN IMMEDIATE` and queue in-process, first
+//! come first served, so writers wait without spinning in SQLite's busy handler; the
+//! API's writes queued together share one transaction and commit together
+//! (`persistence/writer_queue.rs`).
 //! PostgreSQL needs neither: its transactions run concurrently and row locks or
 //! unique indexes arbitrate.
 //!

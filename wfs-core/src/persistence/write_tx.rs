@@ -103,10 +103,14 @@ impl Membership {
             opened: self.opened.unwrap_or_else(Instant::now),
         };
         if let Err(Grant { turn, group }) = turn.pass(group) {
-            if let Some(group) = group {
-                group.commit().await;
-            }
-            drop(turn);
+            // On a task of its own: every member's answer and after-commit work
+            // hang on this commit, so it must not stop with this writer's caller.
+            tokio::spawn(async move {
+                if let Some(group) = group {
+                    group.commit().await;
+                }
+                drop(turn);
+            });
         }
         match outcome.await {
             Ok(Ok(())) => Ok(()),
