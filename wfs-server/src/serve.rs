@@ -10,6 +10,8 @@ pub(crate) use background::Ready;
 use crate::cli::ServeArgs;
 use crate::shutdown::ShutdownSignals;
 use bytes::Bytes;
+use futures_util::FutureExt;
+use futures_util::future::Either;
 use http::{Request, Response};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -18,13 +20,13 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use refuse::{REFUSALS_AT_ONCE, refuse, reserve_kept, too_many_connections};
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tower::ServiceExt;
 use wfs_core::Wfs;
 use wfs_core::service::outbox::Mailer;
 use wfs_server::conn::{AddressCap, Deadlines, InFlight, Refused, ServingBody, Slots, Timeouts};
@@ -280,16 +282,16 @@ impl Acceptor {
             }
         };
         let slot = self.slots.hold(slot);
-        let api = self.api.clone();
+        // The connection's own clone: what its requests count on is its own, not a
+        // line every core writes (a clone of Wfs is eight such counts).
+        let mut api = self.api.clone();
         let in_flight = Arc::new(InFlight::default());
         let io = Deadlines::new(stream, in_flight.clone(), self.timeouts, slot.watch());
         let svc = tower::service_fn(move |req: Request<Incoming>| {
             let serving = in_flight.start();
-            // One reference count per request: the facade is reached through
-            // the service (a clone of Wfs is eight, on lines every core shares).
-            let api = api.clone();
+            let answer = answer(&mut api, peer, req);
             async move {
-                let response = handle(api, peer, req).await;
+                let response = answer.await;
                 // Served until hyper has sent the whole body.
                 Ok::<_, Infallible>(response.map(|body| ServingBody::new(body, serving)))
             }
@@ -324,29 +326,42 @@ fn api_builder() -> http1::Builder {
     builder
 }
 
-async fn handle(
-    api: WfsService,
+/// What answers `req`: the operator's probes, or else the API. Its future owns what
+/// it needs, so a request clones nothing that other connections share.
+fn answer(
+    api: &mut WfsService,
     peer: SocketAddr,
     mut req: Request<Incoming>,
-) -> Response<ResponseBody> {
+) -> impl Future<Output = Response<ResponseBody>> + Send + use<> {
     if req.method() == http::Method::GET {
-        let started = Instant::now();
-        let answered = match req.uri().path() {
-            // Boxed: the ping's state would otherwise widen every request's future,
-            // which hyper moves by value.
-            "/healthz" => Some(("/healthz", Box::pin(ops::readiness(api.wfs())).await)),
-            "/livez" => Some(("/livez", ops::live())),
+        let probe = match req.uri().path() {
+            "/healthz" => Some("/healthz"),
+            "/livez" => Some("/livez"),
             _ => None,
         };
-        if let Some((route, mut res)) = answered {
-            stamp_response(req.headers(), res.headers_mut());
-            record_get(route, res.status().as_u16(), started.elapsed());
-            return res;
+        if let Some(route) = probe {
+            let started = Instant::now();
+            let wfs = api.wfs().clone();
+            let headers = req.headers().clone();
+            // Boxed: the ping's state would otherwise widen every request's future,
+            // which hyper moves by value.
+            return Either::Left(Box::pin(async move {
+                let mut res = match route {
+                    "/healthz" => ops::readiness(&wfs).await,
+                    _ => ops::live(),
+                };
+                stamp_response(&headers, res.headers_mut());
+                record_get(route, res.status().as_u16(), started.elapsed());
+                res
+            }));
         }
     }
     req.extensions_mut().insert(PeerAddr(peer));
-    match api.oneshot(req).await {
-        Ok(res) => res,
-        Err(never) => match never {},
-    }
+    // The service is always ready (its `poll_ready` answers `Ready` at once).
+    Either::Right(
+        tower::Service::call(api, req).map(|answered| match answered {
+            Ok(res) => res,
+            Err(never) => match never {},
+        }),
+    )
 }
