@@ -58,19 +58,28 @@ use tokio::sync::oneshot;
 pub struct WriteTx {
     tx: Qualified<DatabaseTransaction>,
     hooks: Arc<AfterCommit>,
-    /// The SQLite writer queue's turn, held until the transaction ends.
-    turn: Option<Turn>,
-    /// Where the transaction is a group's, shared in turn with other batched writers
-    /// (`persistence/writer_queue.rs`): the members before this one. Dropped with
-    /// the transaction unfinished, they learn that the group failed.
-    group: Option<Membership>,
+    /// Its place in the SQLite writer queue, held until the transaction ends.
+    queued: Queued,
     /// Dropped when the transaction has ended, after its commit or rollback.
     _open: OpenTx,
 }
 
-/// A writer's place in a group: the members before it, waiting for the group's
-/// commit, and when the first of them finished (`None` for the first).
+/// Where a write transaction stands in the SQLite writer queue.
+enum Queued {
+    /// Nowhere: PostgreSQL has no queue, and a host's joined transaction takes none.
+    No,
+    /// It holds the turn, and commits on its own.
+    Turn(Turn),
+    /// It holds the turn in a group, sharing its transaction with other batched
+    /// writers (`persistence/writer_queue.rs`).
+    Group(Membership),
+}
+
+/// A writer's place in a group: its turn, the members before it, waiting for the
+/// group's commit (dropped with the transaction unfinished, they learn that the group
+/// failed), and when the first of them finished (`None` for the first).
 struct Membership {
+    turn: Turn,
     earlier: Vec<Member>,
     opened: Option<Instant>,
 }
@@ -84,7 +93,6 @@ impl Membership {
     async fn finish(
         self,
         tx: DatabaseTransaction,
-        turn: Turn,
         hooks: Option<Arc<AfterCommit>>,
         open: OpenTx,
     ) -> Result<()> {
@@ -102,7 +110,7 @@ impl Membership {
             members,
             opened: self.opened.unwrap_or_else(Instant::now),
         };
-        if let Err(Grant { turn, group }) = turn.pass(group) {
+        if let Err(Grant { turn, group }) = self.turn.pass(group) {
             // On a task of its own: every member's answer and after-commit work
             // hang on this commit, so it must not stop with this writer's caller.
             tokio::spawn(async move {
@@ -163,8 +171,7 @@ impl WriteTx {
         Self {
             tx: Qualified::new(tx, schema, reach, Some(hooks.clone())),
             hooks,
-            turn,
-            group: None,
+            queued: turn.map_or(Queued::No, Queued::Turn),
             _open: open,
         }
     }
@@ -174,10 +181,16 @@ impl WriteTx {
     /// transaction, which writes in a savepoint of its own, opened with its first
     /// statement.
     pub(super) fn in_group(mut self, earlier: Vec<Member>, opened: Option<Instant>) -> Self {
-        if !earlier.is_empty() {
-            self.tx.hold_savepoint();
+        if let Queued::Turn(turn) = std::mem::replace(&mut self.queued, Queued::No) {
+            if !earlier.is_empty() {
+                self.tx.hold_savepoint();
+            }
+            self.queued = Queued::Group(Membership {
+                turn,
+                earlier,
+                opened,
+            });
         }
-        self.group = Some(Membership { earlier, opened });
         self
     }
 
@@ -242,24 +255,19 @@ impl WriteTx {
         let WriteTx {
             tx,
             hooks,
-            turn,
-            group,
+            queued,
             _open,
         } = self;
         if let Err(err) = tx.catch_up().await {
             // Rolled back explicitly, so the SQLite writer queue is handed on clean.
-            let _ = undo(tx, turn, group, _open).await;
+            let _ = undo(tx, queued, _open).await;
             return Err(err.into());
         }
-        match (group, turn) {
-            (Some(group), Some(turn)) => {
-                group
-                    .finish(tx.into_inner(), turn, Some(hooks), _open)
-                    .await
-            }
-            (_, turn) => {
+        match queued {
+            Queued::Group(group) => group.finish(tx.into_inner(), Some(hooks), _open).await,
+            queued => {
                 let committed = tx.into_inner().commit().await;
-                drop(turn);
+                drop(queued);
                 drop(_open);
                 committed?;
                 hooks.committed();
@@ -280,12 +288,11 @@ impl WriteTx {
         let WriteTx {
             tx,
             hooks,
-            turn,
-            group,
+            queued,
             _open,
         } = self;
         drop(hooks);
-        undo(tx, turn, group, _open).await
+        undo(tx, queued, _open).await
     }
 
     /// Runs `work` after this transaction commits, and never if it rolls back: for a
@@ -304,35 +311,31 @@ impl WriteTx {
 
 /// Rolls `tx` back: all of it, or, for a member of a group that joined it, to its
 /// savepoint (nothing, if its savepoint was never sent), the group then going on.
-async fn undo(
-    tx: Qualified<DatabaseTransaction>,
-    turn: Option<Turn>,
-    group: Option<Membership>,
-    open: OpenTx,
-) -> Result<()> {
-    match (group.filter(|group| !group.earlier.is_empty()), turn) {
-        (Some(group), Some(turn)) => {
+async fn undo(tx: Qualified<DatabaseTransaction>, queued: Queued, open: OpenTx) -> Result<()> {
+    match queued {
+        Queued::Group(group) if !group.earlier.is_empty() => {
             let unsent = matches!(tx.take_held().first(), Some(Change::Savepoint));
             if !unsent {
                 let undone = tx.inner().execute_unprepared(batch::ROLLBACK_TO_SAVEPOINT);
                 if let Err(err) = undone.await {
                     // The transaction is no longer sound: the group fails, every member
                     // with it.
-                    let _ = tx.into_inner().rollback().await;
-                    drop(turn);
+                    let _ = roll_back_whole(tx, Queued::Group(group)).await;
                     return Err(err.into());
                 }
             }
-            group.finish(tx.into_inner(), turn, None, open).await
+            group.finish(tx.into_inner(), None, open).await
         }
         // Not a group's, or its first writer: nothing before it is in the transaction.
-        (_, turn) => {
-            let rolled_back = tx.into_inner().rollback().await;
-            drop(turn);
-            drop(open);
-            rolled_back.map_err(Error::from)
-        }
+        queued => roll_back_whole(tx, queued).await,
     }
+}
+
+/// Rolls all of `tx` back, and only then lets the next writer in line begin.
+async fn roll_back_whole(tx: Qualified<DatabaseTransaction>, queued: Queued) -> Result<()> {
+    let rolled_back = tx.into_inner().rollback().await;
+    drop(queued);
+    rolled_back.map_err(Error::from)
 }
 
 impl Deref for WriteTx {
