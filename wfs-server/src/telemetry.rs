@@ -29,8 +29,13 @@
 
 use std::io::IsTerminal as _;
 use std::time::Duration;
+use tracing::level_filters::LevelFilter;
+use tracing::subscriber::Interest;
+use tracing::{Event, Metadata, Subscriber};
 use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Directives that come before the user's own, so `RUST_LOG` can still override them.
 const QUIET: &str = "sqlx::postgres::notice=warn,sea_orm_migration=warn";
@@ -112,13 +117,53 @@ fn try_init(
         .ok()
         .filter(|v| !v.trim().is_empty());
     let filter = filter(user.as_deref());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer);
-    if format == "json" {
-        builder.json().try_init()
+    let (by_span, by_target) = if filters_spans(user.as_deref()) {
+        (Some(filter), None)
     } else {
-        builder.with_ansi(colours()).try_init()
+        (None, Some(TargetsOnly(filter)))
+    };
+    let registry = tracing_subscriber::registry().with(by_span).with(by_target);
+    let lines = tracing_subscriber::fmt::layer().with_writer(writer);
+    if format == "json" {
+        registry.with(lines.json()).try_init()?;
+    } else {
+        registry.with(lines.with_ansi(colours())).try_init()?;
+    }
+    Ok(())
+}
+
+/// Whether a `RUST_LOG` directive filters on spans or their fields
+/// (`target[span{field=value}]=level`): only those need `EnvFilter`'s span bookkeeping.
+fn filters_spans(user: Option<&str>) -> bool {
+    user.is_some_and(|directives| directives.contains('['))
+}
+
+/// An [`EnvFilter`] none of whose directives names a span or a field, without the
+/// bookkeeping such directives need.
+///
+/// `EnvFilter` takes a read lock on a map every thread shares when a span is made,
+/// entered, exited and closed, whatever its directives. Every request has a span
+/// (`wfs_tower`'s `request`, entered at each poll), so each request wrote those lock
+/// words from every core: a cache line bouncing between all of them (issue 35). With
+/// no span directive that map stays empty, so skipping the calls changes nothing but
+/// their cost: which lines are written is decided by `EnvFilter`, as before.
+struct TargetsOnly(EnvFilter);
+
+impl<S: Subscriber> Layer<S> for TargetsOnly {
+    fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
+        Layer::<S>::register_callsite(&self.0, metadata)
+    }
+
+    fn enabled(&self, metadata: &Metadata<'_>, ctx: Context<'_, S>) -> bool {
+        Layer::<S>::enabled(&self.0, metadata, ctx)
+    }
+
+    fn event_enabled(&self, event: &Event<'_>, ctx: Context<'_, S>) -> bool {
+        Layer::<S>::event_enabled(&self.0, event, ctx)
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Layer::<S>::max_level_hint(&self.0)
     }
 }
 
@@ -138,6 +183,15 @@ fn colours() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_span_directives_need_the_span_bookkeeping() {
+        assert!(!filters_spans(None));
+        assert!(!filters_spans(Some("info,wfs_tower=debug,sqlx=warn")));
+        assert!(filters_spans(Some(
+            "wfs_tower[request{request_id=abc}]=debug"
+        )));
+    }
 
     #[test]
     fn rust_log_overrides_the_quiet_defaults() {

@@ -240,3 +240,27 @@ async fn a_stalled_stderr_never_stalls_requests_and_dropped_lines_are_counted() 
         "lines logged once the writer caught up are not lost"
     );
 }
+
+#[tokio::test]
+async fn a_rust_log_naming_a_request_span_field_logs_only_the_requests_it_selects() {
+    // Arrange: request lines (`wfs::request`, INFO) only inside the request span whose
+    // id is `selected-2`: a directive on a span's field, which needs the filter's span
+    // bookkeeping (telemetry.rs, `TargetsOnly` is for filters without one).
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::serve(&sqlite_url(&dir))
+        .env(
+            "RUST_LOG",
+            "warn,wfs_server=info,wfs::request[request{request_id=selected-2}]=info",
+        )
+        .start();
+
+    // Act: three requests, one after the other (ids selected-0, -1, -2).
+    send_requests(server.addr(), "selected", 3, 1, Duration::from_secs(10)).await;
+
+    // Assert: the last one's line, and none before it (one writer, in order).
+    let line = server.wait_for_log("request_id=selected-2 ");
+    assert!(line.contains("status=401"), "{line}");
+    let others = server.log_lines(&["request_id=selected-0 ", "request_id=selected-1 "]);
+    assert!(others.is_empty(), "not selected: {others:#?}");
+    server.stop();
+}
