@@ -5,7 +5,11 @@
 # taskset, and wrk runs pinned to the remaining cores (one wrk thread per core left,
 # 32 connections per wrk thread). Per N it prints one table row:
 #
-#   | server cores | hello req/s | wfs read req/s | read / hello | idempotent POST req/s |
+#   | server cores | hello req/s | wfs read req/s | read / hello | hello shaped as the read
+#   req/s | shaped / hello | idempotent POST req/s |
+#
+# "Shaped" is the hello-world answering with the read's headers and body size
+# (examples/hello_hyper.rs --shaped): the read's ceiling, were wfs's own work free.
 #
 # The read is an authenticated GET /external/v1/job-roles answering 10 roles; the
 # write a POST /external/v1/job-roles with a new Idempotency-Key per request. Each
@@ -91,6 +95,11 @@ for n in "${COUNTS[@]}"; do
   sleep 0.3
   hello=$(load "http://$HELLO/")
   stop "$HELLO_PID"; HELLO_PID=
+  taskset -c "$server_cpus" "$REL"/examples/hello_hyper "$HELLO" --shaped >/dev/null &
+  HELLO_PID=$!
+  sleep 0.3
+  shaped=$(load "http://$HELLO/")
+  stop "$HELLO_PID"; HELLO_PID=
 
   start_server "$server_cpus"
   taskset -c "$wrk_cpus" wrk -t"$threads" -c"$conns" -d1s -H "x-api-key: $CID" -H "x-api-secret: $SEC" \
@@ -101,11 +110,12 @@ for n in "${COUNTS[@]}"; do
   stop "$SERVER_PID"; SERVER_PID=
 
   ratio=$(python3 -c "print(f'{$read/$hello:.2f}')")
-  ROWS+=("$(printf '| %s%s | %.0f | %.0f | %s | %.0f |' "$n" "$note" "$hello" "$read" "$ratio" "$write")")
+  ceiling=$(python3 -c "print(f'{$shaped/$hello:.2f}')")
+  ROWS+=("$(printf '| %s%s | %.0f | %.0f | %s | %.0f | %s | %.0f |' "$n" "$note" "$hello" "$read" "$ratio" "$shaped" "$ceiling" "$write")")
 done
 
 echo
 echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); wrk on the cores the server does not use, 32 connections per wrk thread, $DURATION per run; ${WFS_BENCH_DATABASE_URL:+PostgreSQL}${WFS_BENCH_DATABASE_URL:-SQLite}"
-echo "| server cores | hello-world req/s | wfs read req/s | read / hello | idempotent POST req/s |"
-echo "|---|---|---|---|---|"
+echo "| server cores | hello-world req/s | wfs read req/s | read / hello | hello shaped as the read req/s | shaped / hello | idempotent POST req/s |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"

@@ -6,7 +6,9 @@
 #   - idempotent POST /external/v1/job-roles (a new Idempotency-Key per request),
 #     SQLite and PostgreSQL;
 #
-# each as a ratio to a bare hyper hello-world measured just before it, in this run.
+# each as a ratio to a bare hyper hello-world measured just before it, in this run;
+# and the same hello-world answering with the read's headers and body size
+# (examples/hello_hyper.rs --shaped), the read's ceiling were wfs's own work free.
 # Also the server's RSS (VmHWM) after a read run at 64 connections; the database's
 # own ceiling for the idempotent write (cargo bench --bench write_floor: the same
 # wfs-core calls from 32 tasks, no HTTP), as a ratio to the same hello-world; and, unless
@@ -37,8 +39,9 @@ chmod 755 "$WORK" # PostgreSQL runs as its own user and must reach its directory
 PGPID=
 SERVER_PID=
 HELLO_PID=
+SHAPED_PID=
 cleanup() {
-  kill "$HELLO_PID" "$SERVER_PID" 2>/dev/null || true
+  kill "$HELLO_PID" "$SHAPED_PID" "$SERVER_PID" 2>/dev/null || true
   if [ -n "$PGPID" ]; then
     kill -INT "$PGPID" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$PGPID" 2>/dev/null || break; sleep 0.1; done
@@ -52,6 +55,11 @@ API=127.0.0.1:18080
 
 "$REL"/examples/hello_hyper "$HELLO" >/dev/null &
 HELLO_PID=$!
+# The same hello-world answering with the read's headers and body size: the read's
+# ceiling, were wfs's own work free.
+SHAPED=127.0.0.1:18082
+"$REL"/examples/hello_hyper "$SHAPED" --shaped >/dev/null &
+SHAPED_PID=$!
 
 # A throwaway PostgreSQL with default durability.
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
@@ -106,6 +114,9 @@ bench_backend() { # name database-url
 }
 
 RSS=()
+h=$(hello)
+row "hello-world answering as the read does (--shaped)" \
+  "$(wrk -t1 -c"$CONNS" -d"$DURATION" "http://$SHAPED/" | rps)" "$h"
 bench_backend SQLite "sqlite://$WORK/bench.db?mode=rwc"
 bench_backend PostgreSQL "$PG_URL"
 
