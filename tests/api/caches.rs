@@ -108,6 +108,50 @@ async fn another_companys_writes_never_show_in_a_cached_list() {
 }
 
 #[tokio::test]
+async fn a_list_answered_from_the_cache_again_and_again_answers_each_change_and_company_its_own()
+{
+    // Arrange: one role in each of two companies.
+    let app = TestApp::spawn().await;
+    let (acme, globex) = (app.company("Acme").await, app.company("Globex").await);
+    let (acme_key, globex_key) = (app.key(&acme).await, app.key(&globex).await);
+    for (key, title) in [(&acme_key, "Nurse"), (&globex_key, "Welder")] {
+        app.post(key, ROLES, &json!({"title": title}))
+            .await
+            .assert_status(201);
+    }
+    // A list and its ETag; read three times in a row, a list is answered from the
+    // database, then from the cache (from the thread's copy of its answer).
+    let read = |key: &Key| {
+        let (app, key) = (app.clone(), key.clone());
+        async move {
+            let mut answers = Vec::new();
+            for _ in 0..3 {
+                let listed = app.get(&key, ROLES).await;
+                listed.assert_status(200);
+                answers.push((titles(&listed.body), listed.header("etag").unwrap().to_owned()));
+            }
+            answers.dedup();
+            assert_eq!(answers.len(), 1, "each read answers alike: {answers:?}");
+            answers.pop().unwrap()
+        }
+    };
+    let (acme_before, acme_tag) = read(&acme_key).await;
+    let (globex_before, globex_tag) = read(&globex_key).await;
+    assert_eq!((acme_before, globex_before), (vec!["Nurse".to_owned()], vec!["Welder".to_owned()]));
+
+    // Act: a role more for Acme.
+    app.post(&acme_key, ROLES, &json!({"title": "Porter"}))
+        .await
+        .assert_status(201);
+
+    // Assert: Acme's reads answer the new list under a new tag; Globex's are as before.
+    let (acme_after, acme_new_tag) = read(&acme_key).await;
+    assert_eq!(acme_after, ["Nurse", "Porter"]);
+    assert_ne!(acme_new_tag, acme_tag);
+    assert_eq!(read(&globex_key).await, (vec!["Welder".to_owned()], globex_tag));
+}
+
+#[tokio::test]
 async fn a_host_write_is_listed_only_once_its_transaction_commits() {
     let app = TestApp::spawn().await;
     let acme = app.company("Acme").await;

@@ -198,6 +198,26 @@ impl Changes {
         !self.pending.lock().iter().any(|p| p.topic == topic)
     }
 
+    /// `f` of `key`'s value in `cache`, lent, when the cache may answer for `topic`
+    /// now; `None` when it may not or holds nothing (then read through instead).
+    pub(crate) fn cached_with<K, Q, V, R>(
+        &self,
+        cache: &ReadCache<K, V>,
+        topic: impl FnOnce() -> Topic,
+        key: &Q,
+        f: impl FnOnce(&V) -> R,
+    ) -> Option<R>
+    where
+        K: Borrow<Q> + Hash + Eq + Clone,
+        Q: Hash + Eq + ?Sized,
+        V: Clone,
+    {
+        if !self.cacheable(topic) {
+            return None;
+        }
+        cache.get_with(key, f)
+    }
+
     /// `key`'s value from `cache`, or what `load` reads, kept for the next read when
     /// that is allowed: the one place the fill protocol is written (the ticket is taken
     /// before the read; nothing is used or kept while `topic` is pending or this

@@ -40,6 +40,28 @@ impl Wfs {
         Ok(roles.await?.unwrap_or_default())
     }
 
+    /// `f` of the company's job roles when the cache holds them and may answer now,
+    /// lent rather than cloned; `None` otherwise (then [`Wfs::list_job_roles`]).
+    ///
+    /// The list's `Arc` is one count that every core would write on every read of the
+    /// company's roles; a host's HTTP layer that keeps what it makes of a list per
+    /// thread (`wfs-tower` keeps the answer) writes nothing shared on a cached read.
+    /// The same list (`Arc::ptr_eq`) is the same content: a change makes a new one.
+    #[doc(hidden)]
+    pub fn with_cached_job_roles<R>(
+        &self,
+        company: CompanyId,
+        f: impl FnOnce(&Arc<Listed<JobRole>>) -> R,
+    ) -> Option<R> {
+        let changes = self.store().changes();
+        changes.cached_with(
+            &changes.caches().job_roles,
+            || Topic::JobRoles(company),
+            &company,
+            f,
+        )
+    }
+
     async fn load_job_roles(&self, company: CompanyId) -> Result<Arc<Listed<JobRole>>> {
         let roles = owned_by::<job_role::Entity>(company)
             .select_only()

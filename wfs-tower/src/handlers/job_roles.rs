@@ -1,6 +1,7 @@
 //! Job roles (API key authenticated).
 
 use super::Ctx;
+use super::kept_answers;
 use super::{Audit, Entry, Facts, Tag};
 use crate::auth::Access;
 use crate::conditional;
@@ -9,7 +10,6 @@ use crate::extract::{json, path_id};
 use crate::reply::Message;
 use crate::reply::Reply;
 use body::*;
-use http::HeaderValue;
 use http::StatusCode;
 use wfs_core::JobRoleId;
 use wfs_core::domain::scope::Scope;
@@ -52,12 +52,17 @@ pub(crate) static ROUTES: [Entry; 4] = [
 #[utoipa::path(get, path = "/external/v1/job-roles", tag = TAG.name,
     responses((status = 200, description = "The job roles", body = [JobRole])))]
 pub(crate) async fn list_job_roles(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
-    // The cached list's own answer: serialised and tagged once while it stays cached.
-    let roles = ctx.wfs.list_job_roles(ctx.key()?.company_id).await?;
-    let answer = roles.representation()?;
-    let tag = HeaderValue::from_maybe_shared(answer.tag_text.clone())
-        .map_err(|_| ApiError::internal("an entity tag is a header value"))?;
-    let mut reply = Reply::raw_json(answer.body.clone());
+    // The cached list's own answer: serialised and tagged once while it stays cached,
+    // and copied once per thread (see `kept_answers`).
+    let company = ctx.key()?.company_id;
+    let (body, tag) = match ctx
+        .wfs
+        .with_cached_job_roles(company, kept_answers::answer_cached)
+    {
+        Some(cached) => cached?,
+        None => kept_answers::answer(&*ctx.wfs.list_job_roles(company).await?)?,
+    };
+    let mut reply = Reply::raw_json(body);
     reply.headers.push((http::header::ETAG, tag));
     Ok(reply)
 }

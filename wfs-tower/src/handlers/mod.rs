@@ -48,6 +48,7 @@ mod docs;
 #[cfg(any(feature = "swagger-ui", feature = "console"))]
 mod files;
 pub(crate) mod job_roles;
+mod kept_answers;
 pub(crate) mod locations;
 pub(crate) mod meta;
 mod route;
