@@ -156,12 +156,7 @@ impl<K: Hash + Eq + Clone, V: Clone> ReadCache<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.shard(key)
-            .map
-            .load()
-            .get(key)
-            .filter(|(_, read_at)| self.ttl.is_none_or(|ttl| read_at.elapsed() < ttl))
-            .map(|(value, _)| value.clone())
+        self.get_with(key, V::clone)
     }
 
     /// `f` of `key`'s value, lent without a clone: for a value whose clone would write
