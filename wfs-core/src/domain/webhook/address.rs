@@ -10,6 +10,18 @@ pub fn is_public(ip: IpAddr) -> bool {
     non_public_reason(ip).is_none()
 }
 
+/// Whether `host` is a name that never resolves: `invalid.` and every name under it
+/// (RFC 6761, 6.4). Resolvers should answer such a name at once without asking the
+/// network; asking anyway can cost an attempt its whole timeout when a DNS packet is
+/// lost.
+pub(crate) fn never_resolves(host: &str) -> bool {
+    let name = host.strip_suffix('.').unwrap_or(host).as_bytes();
+    let label = b"invalid";
+    name.len() >= label.len()
+        && name[name.len() - label.len()..].eq_ignore_ascii_case(label)
+        && (name.len() == label.len() || name[name.len() - label.len() - 1] == b'.')
+}
+
 /// Why a delivery may not reach `ip` (the block it falls in), or `None` when it is a
 /// globally routable unicast address.
 ///
@@ -164,6 +176,27 @@ fn carried_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_under_invalid_never_resolve() {
+        for name in [
+            "invalid",
+            "INVALID.",
+            "no-such-host.invalid",
+            "a.b.Invalid.",
+        ] {
+            assert!(never_resolves(name), "{name}");
+        }
+        for name in [
+            "invalid.example",
+            "notinvalid",
+            "example.com",
+            "localhost",
+            "",
+        ] {
+            assert!(!never_resolves(name), "{name}");
+        }
+    }
     use crate::domain::webhook::EndpointUrl;
     use proptest::prelude::*;
 

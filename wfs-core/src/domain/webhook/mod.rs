@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
 use std::fmt;
 
+pub(crate) use address::never_resolves;
 pub use address::{is_public, non_public_reason};
 use std::net::IpAddr;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Which addresses an attempt may reach: see "Addresses" in the worker's docs.
 
-use crate::domain::webhook::{AttemptError, non_public_reason};
+use crate::domain::webhook::{AttemptError, never_resolves, non_public_reason};
 use std::net::{IpAddr, SocketAddr};
 
 /// Why a host cannot be connected to: found before an attempt, or by the HTTP
@@ -41,6 +41,12 @@ pub(super) async fn resolve(
     port: u16,
     allow_private: bool,
 ) -> std::result::Result<Vec<SocketAddr>, HostError> {
+    if never_resolves(host) {
+        return Err(HostError::NotResolved(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "a name under .invalid never resolves (RFC 6761)",
+        )));
+    }
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
         .await
         .map_err(HostError::NotResolved)?
