@@ -198,6 +198,13 @@ impl Changes {
         !self.pending.lock().iter().any(|p| p.topic == topic)
     }
 
+    /// Whether a change to `topic` made through this process is still pending: its
+    /// transaction, or one begun before it, has not ended.
+    pub(crate) fn is_pending(&self, topic: &Topic) -> bool {
+        self.pending_len.load(Ordering::Acquire) != 0
+            && self.pending.lock().iter().any(|p| &p.topic == topic)
+    }
+
     /// `f` of `key`'s value in `cache`, lent, when the cache may answer for `topic`
     /// now; `None` when it may not or holds nothing (then read through instead).
     pub(crate) fn cached_with<K, Q, V, R>(

@@ -83,9 +83,12 @@ impl Wfs {
             let verified_before = caches.keys.holds(client_id);
             let (read, budget) = (&read, budget);
             async move {
+                // A key this process is writing (made, rotated or revoked, its change
+                // still pending): an id it knows to be real, whatever its budget, while
+                // the caches may not answer for it.
                 let exists = !verified_before
-                    && remembered
-                    && self.known_client_ids(client_id).await == Some(true);
+                    && (remembered && self.known_client_ids(client_id).await == Some(true)
+                        || changes.is_pending(&Topic::Key(client_id.to_owned())));
                 let allowed = verified_before || exists || budget.may_read();
                 read.store(allowed, std::sync::atomic::Ordering::Relaxed);
                 if allowed {
