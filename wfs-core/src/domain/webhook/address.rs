@@ -176,6 +176,8 @@ fn carried_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::webhook::EndpointUrl;
+    use proptest::prelude::*;
 
     #[test]
     fn names_under_invalid_never_resolve() {
@@ -197,8 +199,6 @@ mod tests {
             assert!(!never_resolves(name), "{name}");
         }
     }
-    use crate::domain::webhook::EndpointUrl;
-    use proptest::prelude::*;
 
     /// Addresses a delivery must not reach, one or more per block, with the block
     /// named in the reason.
