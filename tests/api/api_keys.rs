@@ -561,6 +561,30 @@ async fn an_unknown_client_id_asked_again_is_refused_without_reading_the_databas
     assert_eq!(cached.counts(), (0, 0));
 }
 
+/// `count` made-up client ids (with `key`'s secret) from `from`, each refused: the
+/// address's budget for ids no cache knows is spent.
+async fn flood(app: &TestApp, key: &Key, from: std::net::SocketAddr, count: usize) {
+    for n in 0..count {
+        refuse_made_up(app, key, from, format!("api_{n:032x}")).await;
+    }
+}
+
+/// A made-up client id never asked before, from `from`, is refused.
+async fn assert_made_up_refused(app: &TestApp, key: &Key, from: std::net::SocketAddr) {
+    let id = format!("api_{}", uuid::Uuid::new_v4().simple());
+    refuse_made_up(app, key, from, id).await;
+}
+
+async fn refuse_made_up(app: &TestApp, key: &Key, from: std::net::SocketAddr, client_id: String) {
+    let made_up = Key {
+        client_id,
+        ..key.clone()
+    };
+    app.send(Req::new(Method::GET, ROLES).key(&made_up).peer(Some(from)))
+        .await
+        .assert_error(401, "Invalid API credentials");
+}
+
 #[tokio::test]
 async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_keys_working() {
     let app = TestApp::spawn().await;
@@ -573,19 +597,7 @@ async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_
         .await
         .assert_status(200);
 
-    for n in 0..200 {
-        let made_up = Key {
-            client_id: format!("api_{n:032x}"),
-            ..key.clone()
-        };
-        app.send(
-            Req::new(Method::GET, ROLES)
-                .key(&made_up)
-                .peer(Some(attacker)),
-        )
-        .await
-        .assert_error(401, "Invalid API credentials");
-    }
+    flood(&app, &key, attacker, 200).await;
 
     app.send(Req::new(Method::GET, ROLES).key(&key).peer(Some(attacker)))
         .await
@@ -605,17 +617,7 @@ async fn a_flood_of_made_up_ids_from_one_address_leaves_other_callers_and_known_
         res.assert_status(200);
     }
     // A made-up id from there is still refused without a read.
-    let made_up = Key {
-        client_id: format!("api_{}", uuid::Uuid::new_v4().simple()),
-        ..key.clone()
-    };
-    app.send(
-        Req::new(Method::GET, ROLES)
-            .key(&made_up)
-            .peer(Some(attacker)),
-    )
-    .await
-    .assert_error(401, "Invalid API credentials");
+    assert_made_up_refused(&app, &key, attacker).await;
 }
 
 /// A key made while another write transaction is open (a background worker's, a
@@ -630,19 +632,7 @@ async fn a_key_made_while_another_write_is_open_is_served_from_a_flooded_address
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
     let attacker: std::net::SocketAddr = "203.0.113.67:4000".parse().unwrap();
-    for n in 0..200 {
-        let made_up = Key {
-            client_id: format!("api_{n:032x}"),
-            ..key.clone()
-        };
-        app.send(
-            Req::new(Method::GET, ROLES)
-                .key(&made_up)
-                .peer(Some(attacker)),
-        )
-        .await
-        .assert_error(401, "Invalid API credentials");
-    }
+    flood(&app, &key, attacker, 200).await;
 
     let open = app.wfs.begin().await.unwrap();
     let newer = app.key(&acme).await;
@@ -651,17 +641,7 @@ async fn a_key_made_while_another_write_is_open_is_served_from_a_flooded_address
         .assert_status(200);
     open.rollback().await.unwrap();
 
-    let made_up = Key {
-        client_id: format!("api_{}", uuid::Uuid::new_v4().simple()),
-        ..key
-    };
-    app.send(
-        Req::new(Method::GET, ROLES)
-            .key(&made_up)
-            .peer(Some(attacker)),
-    )
-    .await
-    .assert_error(401, "Invalid API credentials");
+    assert_made_up_refused(&app, &key, attacker).await;
 }
 
 /// The same through a second service on the store (its own per-address budget, spent
@@ -674,20 +654,7 @@ async fn a_key_made_through_another_service_is_served_from_a_flooded_address() {
     let acme = app.company("Acme").await;
     let key = app.key(&acme).await;
     let attacker: std::net::SocketAddr = "203.0.113.67:4000".parse().unwrap();
-    for n in 0..60 {
-        let made_up = Key {
-            client_id: format!("api_{n:032x}"),
-            ..key.clone()
-        };
-        other_server
-            .send(
-                Req::new(Method::GET, ROLES)
-                    .key(&made_up)
-                    .peer(Some(attacker)),
-            )
-            .await
-            .assert_error(401, "Invalid API credentials");
-    }
+    flood(&other_server, &key, attacker, 60).await;
     let made_later = app.key(&acme).await;
     other_server
         .send(
