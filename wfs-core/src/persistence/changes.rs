@@ -188,21 +188,18 @@ impl Changes {
 
     /// Whether a read of `topic` may be answered from, or fill, a cache now.
     pub(crate) fn cacheable(&self, topic: impl FnOnce() -> Topic) -> bool {
-        if !self.hearing.load(Ordering::Acquire) {
-            return false;
-        }
-        if self.pending_len.load(Ordering::Acquire) == 0 {
-            return true;
-        }
-        let topic = topic();
-        !self.pending.lock().iter().any(|p| p.topic == topic)
+        self.hearing.load(Ordering::Acquire) && !self.is_pending(topic)
     }
 
     /// Whether a change to `topic` made through this process is still pending: its
-    /// transaction, or one begun before it, has not ended.
-    pub(crate) fn is_pending(&self, topic: &Topic) -> bool {
-        self.pending_len.load(Ordering::Acquire) != 0
-            && self.pending.lock().iter().any(|p| &p.topic == topic)
+    /// transaction, or one begun before it, has not ended. (`topic` is made only
+    /// when some change is.)
+    pub(crate) fn is_pending(&self, topic: impl FnOnce() -> Topic) -> bool {
+        if self.pending_len.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let topic = topic();
+        self.pending.lock().iter().any(|p| p.topic == topic)
     }
 
     /// `f` of `key`'s value in `cache`, lent, when the cache may answer for `topic`

@@ -88,7 +88,7 @@ impl Wfs {
                 // the caches may not answer for it.
                 let exists = !verified_before
                     && (remembered && self.known_client_ids(client_id).await == Some(true)
-                        || changes.is_pending(&Topic::Key(client_id.to_owned())));
+                        || changes.is_pending(topic));
                 let allowed = verified_before || exists || budget.may_read();
                 read.store(allowed, std::sync::atomic::Ordering::Relaxed);
                 if allowed {
