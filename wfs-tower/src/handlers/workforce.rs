@@ -87,6 +87,7 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
     let page = match wait {
         None => ctx.wfs.list_workforce(key.company_id, request).await?,
         Some(wait) => {
+            let request = from_head(ctx, key.company_id, request).await?;
             let _slot = ctx.held.hold(crate::held::Holder {
                 key: key.key_id,
                 company: key.company_id,
@@ -107,6 +108,26 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
         }
     };
     Ok(Reply::json_sized(StatusCode::OK, &page, page.json_size_hint())?.tagged(&page.tag()))
+}
+
+/// A held read from `start=now` takes the head before it is counted as held
+/// ([`WfsService::held_count`](crate::WfsService::held_count)), and waits from that
+/// position: a change committed once the read is counted is one it answers. Taken at
+/// its first read inside the hold, the head could fall after such a change.
+async fn from_head(
+    ctx: &Ctx<'_>,
+    company: wfs_core::CompanyId,
+    request: FeedRequest,
+) -> Result<FeedRequest, ApiError> {
+    if request.start.is_none() {
+        return Ok(request);
+    }
+    let head = ctx.wfs.list_workforce(company, request.clone()).await?;
+    Ok(FeedRequest {
+        cursor: Some(head.pagination.resume_cursor),
+        start: None,
+        ..request
+    })
 }
 
 /// List workforce resources
