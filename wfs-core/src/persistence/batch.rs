@@ -63,8 +63,14 @@ impl Change {
     fn counted(self) -> Option<SubQueryStatement> {
         let one = Query::returning().expr(Expr::val(1));
         match self {
-            Change::Insert(mut insert) => Some(insert.returning(one).to_owned().into()),
-            Change::Update(mut update) => Some(update.returning(one).to_owned().into()),
+            Change::Insert(mut insert) => {
+                insert.returning(one);
+                Some(insert.into())
+            }
+            Change::Update(mut update) => {
+                update.returning(one);
+                Some(update.into())
+            }
             Change::Savepoint => None,
         }
     }
@@ -131,21 +137,20 @@ pub(crate) async fn execute_together(
 
 /// `changes` as one PostgreSQL statement answering `changed`, the rows they changed
 /// in all.
+///
+/// Built by moving each statement in, never through sea-query's chained builders that
+/// end in `to_owned()` (nor `WithClause::query`, which ends in one): each would copy
+/// every statement, values and all, on every write.
 fn counted_together(changes: Vec<Change>) -> WithQuery {
     let mut with = WithClause::new();
     let mut total: Option<Expr> = None;
     for (i, query) in changes.into_iter().filter_map(Change::counted).enumerate() {
         let name = Alias::new(format!("w{i}"));
-        with.cte(
-            CommonTableExpression::new()
-                .query(query)
-                .table_name(name.clone())
-                .to_owned(),
-        );
-        let rows = Query::select()
-            .expr(Expr::col(Asterisk).count())
-            .from(name)
-            .to_owned();
+        let mut cte = CommonTableExpression::new();
+        cte.query(query).table_name(name.clone());
+        with.cte(cte);
+        let mut rows = Query::select();
+        rows.expr(Expr::col(Asterisk).count()).from(name);
         let rows = Expr::SubQuery(None, Box::new(rows.into_sub_query_statement()));
         total = Some(match total {
             None => rows,
@@ -154,7 +159,9 @@ fn counted_together(changes: Vec<Change>) -> WithQuery {
     }
     let mut answer = Query::select();
     answer.expr_as(total.unwrap_or(Expr::val(0)), Alias::new("changed"));
-    with.query(answer)
+    let mut together = WithQuery::new();
+    together.with_clause(with).query(answer);
+    together
 }
 
 /// Holds back `insert`, a one-row insert, to go with the next statement of `conn`'s
