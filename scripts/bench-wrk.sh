@@ -11,7 +11,9 @@
 # (examples/hello_hyper.rs --shaped), the read's ceiling were wfs's own work free.
 # Also the server's RSS (VmHWM) after a read run at 64 connections; the database's
 # own ceiling for the idempotent write (cargo bench --bench write_floor: the same
-# wfs-core calls from 32 tasks, no HTTP), as a ratio to the same hello-world; and, unless
+# wfs-core calls from 32 tasks, no HTTP), as a ratio to the same hello-world; pgbench on
+# the same PostgreSQL, for a generic three-insert transaction and for exactly the
+# statements wfs sends for that write; and, unless
 # WFS_BENCH_SKIP_HOURS=1, /hours for 31 days over 1,000,000 shifts on both
 # databases (cargo bench --bench hours).
 #
@@ -161,6 +163,19 @@ PGB=$(run_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CONN
 echo
 echo "pgbench, BEGIN + 3 INSERTs + COMMIT, $CONNS clients: ${PGB%.*} tps;" \
   "wfs's idempotent POST on PostgreSQL above is $(ratio "$PG_WRITE" "$PGB") of it"
+
+# The same yardstick for exactly the statements wfs sends for that write
+# (scripts/pgbench-wfs-write.sql), on the wfs database the rows above ran on: how much
+# of the gap is wfs's work around its SQL, and how much the SQL itself.
+cp scripts/pgbench-wfs-write.sql "$WORK/wfs-write.sql"
+chmod 644 "$WORK/wfs-write.sql"
+COMPANY=$(run_pg "$PGBIN/psql" -qtA -h 127.0.0.1 -p "$PGPORT" -U postgres \
+  -c "SELECT id FROM companies LIMIT 1" postgres)
+PGW=$(run_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CONNS" -j 2 \
+  -T "${DURATION%s}" -M prepared -D company="$COMPANY" -f "$WORK/wfs-write.sql" postgres |
+  awk '/^tps/ {print $3}')
+echo "pgbench, wfs's own statements for that write (BEGIN, claim, one statement, COMMIT)," \
+  "$CONNS clients: ${PGW%.*} tps; wfs's idempotent POST is $(ratio "$PG_WRITE" "$PGW") of it"
 
 if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
   echo
