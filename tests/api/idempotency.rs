@@ -253,10 +253,26 @@ async fn a_request_still_in_progress_is_409_until_its_lock_goes_stale() {
 async fn twenty_concurrent_identical_requests_create_one_resource() {
     let app = std::sync::Arc::new(TestApp::spawn().await);
     let key = app.key(&app.company("Acme").await).await;
+    burst_of_twenty(&[app], &key).await;
+}
 
+/// Two servers on one database know nothing of each other's requests in flight: only
+/// the database does (on PostgreSQL an advisory lock, and the record sent with each
+/// write's last statement). Whichever server a retry reaches, the write happens once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_identical_requests_to_two_servers_create_one_resource() {
+    let app = TestApp::spawn().await;
+    let key = app.key(&app.company("Acme").await).await;
+    let other = app.second_server(wfs_tower::Config::default());
+    burst_of_twenty(&[std::sync::Arc::new(app), std::sync::Arc::new(other)], &key).await;
+}
+
+/// Sends the same create twenty times at once, spread over `apps`: every answer is the
+/// one role's 201 or a 409 in progress, and one role exists.
+async fn burst_of_twenty(apps: &[std::sync::Arc<TestApp>], key: &Key) {
     let tasks: Vec<_> = (0..20)
-        .map(|_| {
-            let app = app.clone();
+        .map(|i| {
+            let app = apps[i % apps.len()].clone();
             let key = key.clone();
             tokio::spawn(async move {
                 app.send(create_role(&key, "burst-of-twenty", "Nurse"))
@@ -285,7 +301,7 @@ async fn twenty_concurrent_identical_requests_create_one_resource() {
     assert!(created >= 1);
     assert_eq!(ids.len(), 1, "every 201 names the same role");
     assert_eq!(
-        role_count(&app, &key).await,
+        role_count(&apps[0], key).await,
         1,
         "exactly one role on {}",
         backend_name()

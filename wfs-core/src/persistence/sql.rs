@@ -11,11 +11,14 @@ use crate::error::{Error, Result};
 use crate::ids::CompanyId;
 use crate::persistence::WfsConn;
 use chrono::{DateTime, NaiveDate, Utc};
-use sea_orm::sea_query::{
-    Expr, ExprTrait, InsertStatement, OnConflict, Query, QueryStatementBuilder,
-};
+use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{DatabaseBackend, Statement, Value};
 use uuid::Uuid;
+
+mod claim;
+pub(crate) use claim::{
+    NewClaim, claim_idempotency_key_locked, insert_completed_claim, insert_idempotency_claim,
+};
 
 fn statement(
     conn: &impl WfsConn,
@@ -289,107 +292,6 @@ pub(crate) async fn approved_overtime(
         sums.push((user, role, hours.unwrap_or(0.0)));
     }
     Ok(sums)
-}
-
-/// The first claim of (`scope`, `key`) inside a write transaction: `None` when
-/// another transaction runs a request with that key now, else whether this call
-/// inserted the in-progress record (as [`insert_idempotency_claim`]).
-///
-/// On PostgreSQL the exclusion is a transaction-scoped advisory lock on the pair,
-/// held until commit or rollback, so a concurrent request with the same key in any
-/// process is told it is in progress instead of queueing behind the first; it is
-/// taken in the same statement as the insert, one round trip. On SQLite one
-/// process owns the file and [`crate::service::idempotency`] excludes in memory.
-pub(crate) async fn claim_idempotency_key_locked(
-    conn: &impl WfsConn,
-    claim: &NewClaim<'_>,
-) -> Result<Option<bool>> {
-    if !is_postgres(conn) {
-        return insert_idempotency_claim(conn, claim).await.map(Some);
-    }
-    // `lock` is evaluated once, before the insert that reads it (a CTE calling a
-    // volatile function is always materialised).
-    let row = conn
-        .query_one_raw(statement(
-            conn,
-            r#"WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0)) AS locked),
-                    claim AS (
-                      INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
-                      SELECT $1, $2, $3, $4, $5, $6, $6 FROM lock WHERE lock.locked
-                      ON CONFLICT (scope, "key") DO NOTHING RETURNING 1)
-               SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*) FROM claim) AS inserted"#,
-            claim.values(),
-        ))
-        .await?
-        .ok_or_else(|| Error::internal("the idempotency claim answered no row"))?;
-    if !row.try_get::<bool>("", "locked")? {
-        return Ok(None);
-    }
-    Ok(Some(row.try_get::<i64>("", "inserted")? == 1))
-}
-
-/// A new idempotency record for (`scope`, `key`), unless one exists: whether this
-/// call inserted it. Racing claimers meet the primary key, and exactly one wins.
-pub(crate) async fn insert_idempotency_claim(
-    conn: &impl WfsConn,
-    claim: &NewClaim<'_>,
-) -> Result<bool> {
-    let insert = conn.get_database_backend().build(&claim.insert()?);
-    Ok(conn.execute_raw(insert).await?.rows_affected() == 1)
-}
-
-/// The in-progress record an idempotency claim inserts.
-pub(crate) struct NewClaim<'a> {
-    pub(crate) scope: &'a str,
-    pub(crate) key: &'a str,
-    pub(crate) fingerprint: &'a str,
-    pub(crate) state: &'a str,
-    pub(crate) token: Uuid,
-    pub(crate) now: DateTime<Utc>,
-}
-
-impl NewClaim<'_> {
-    /// `$1` to `$6` of the claim's insert.
-    fn values(&self) -> [Value; 6] {
-        [
-            self.scope.into(),
-            self.key.into(),
-            self.fingerprint.into(),
-            self.state.into(),
-            self.token.into(),
-            self.now.into(),
-        ]
-    }
-
-    /// The record's insert, which inserts nothing where (`scope`, `key`) has one:
-    /// [`insert_idempotency_claim`] sends it at once, a batched SQLite transaction
-    /// holds it back (`service::idempotency`).
-    pub(crate) fn insert(&self) -> Result<InsertStatement> {
-        use crate::entity::idempotency_record::Column;
-        let mut insert = Query::insert();
-        insert
-            .into_table(crate::entity::idempotency_record::Entity)
-            .columns([
-                Column::Scope,
-                Column::Key,
-                Column::Fingerprint,
-                Column::State,
-                Column::LockToken,
-                Column::LockedAt,
-                Column::CreatedAt,
-            ])
-            .on_conflict(
-                OnConflict::columns([Column::Scope, Column::Key])
-                    .do_nothing()
-                    .to_owned(),
-            );
-        let [scope, key, fingerprint, state, token, now] = self.values();
-        let values = [scope, key, fingerprint, state, token, now.clone(), now];
-        insert
-            .values(values.map(Expr::from))
-            .map_err(Error::internal)?;
-        Ok(insert)
-    }
 }
 
 /// Queues a pending delivery of `event` to each `(endpoint, delivery id)` of

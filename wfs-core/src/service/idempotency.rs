@@ -66,9 +66,24 @@ pub struct IdempotencyLock {
     token: Uuid,
     /// This process's exclusion, for locks claimed inside the write's transaction.
     held: Option<Arc<InFlight>>,
-    /// The claim went unsent, held back to go with the stored answer (see
+    /// The claim went unsent, to go with the stored answer (see
     /// [`Wfs::claim_idempotency_key_in`]): whether the key was free shows only then.
-    unconfirmed: bool,
+    unconfirmed: Option<Unsent>,
+}
+
+/// How a claim that went unsent is made with the stored answer.
+#[derive(Debug, Clone)]
+enum Unsent {
+    /// SQLite: the in-progress record is held back in the transaction, and goes with
+    /// its next statement; the completion updates it.
+    Held,
+    /// PostgreSQL: nothing is sent until the completion, which inserts the record
+    /// completed (`sql::insert_completed_claim`): the statements of one round trip
+    /// do not see each other's rows, so an update could not find a held insert.
+    WithAnswer {
+        fingerprint: String,
+        claimed_at: DateTime<Utc>,
+    },
 }
 
 impl IdempotencyLock {
@@ -79,7 +94,7 @@ impl IdempotencyLock {
     /// [`Wfs::reclaim_idempotency_key_in`], which confirms at once.
     #[doc(hidden)]
     pub fn is_unconfirmed(&self) -> bool {
-        self.unconfirmed
+        self.unconfirmed.is_some()
     }
 }
 
@@ -160,7 +175,7 @@ impl Wfs {
                         key: key.as_str().to_owned(),
                         token,
                         held: None,
-                        unconfirmed: false,
+                        unconfirmed: None,
                     }));
                 }
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
@@ -180,13 +195,17 @@ impl Wfs {
     /// long as the returned lock is alive and `tx` is open: keep the lock until `tx`
     /// ends.
     ///
-    /// On SQLite, in a batched transaction (`WriteTx::batched`), the claim is not sent
-    /// on its own: it is held back to go with the stored answer, one hand-off to the
-    /// connection's thread fewer. That is sound there because one process owns the
-    /// file and its writers queue, so the only thing the claim can meet is a record
-    /// committed before: the lock is then [unconfirmed](IdempotencyLock::is_unconfirmed),
-    /// and a completion refused means "claim again" (the request's writes are rolled
-    /// back, and it runs again under a confirmed claim).
+    /// In a batched transaction (`WriteTx::batched`) the claim is not sent on its own:
+    /// it goes with the stored answer, one round trip fewer (on SQLite a hand-off to the
+    /// connection's thread). On SQLite the in-progress record is held back to go with
+    /// the next statement. On PostgreSQL nothing is sent until the completion, which
+    /// inserts the record completed, under the advisory lock. The lock is then
+    /// [unconfirmed](IdempotencyLock::is_unconfirmed), and a completion refused means
+    /// "claim again": the request's writes are rolled back, and it runs again under a
+    /// confirmed claim. That is sound because nothing the handler does depends on the
+    /// record, and the rollback undoes everything it wrote. Another process's
+    /// same-key request may run its handler meanwhile, but only one of the two inserts
+    /// the record.
     ///
     /// # Errors
     /// As [`Wfs::claim_idempotency_key`].
@@ -200,8 +219,7 @@ impl Wfs {
     ) -> Result<Claim> {
         let held = InFlight::enter(&self.in_flight, scope, key)
             .ok_or(Error::Idempotency(IdempotencyConflict::InProgress))?;
-        let defer = self.store().queues_writers();
-        self.claim_held(tx, scope, key.as_str(), fp, Arc::new(held), defer)
+        self.claim_held(tx, scope, key.as_str(), fp, Arc::new(held), true)
             .await
     }
 
@@ -232,7 +250,7 @@ impl Wfs {
     }
 
     /// The claim of [`Wfs::claim_idempotency_key_in`], once this process's exclusion
-    /// is `held`; with `defer`, held back in `tx` where `tx` is batched.
+    /// is `held`; with `defer`, left unsent where `tx` is batched.
     async fn claim_held(
         &self,
         tx: &WriteTx,
@@ -251,10 +269,17 @@ impl Wfs {
         };
         if defer && tx.qualified().held().is_some() {
             let token = Uuid::new_v4();
+            if !self.store().queues_writers() {
+                let unsent = Unsent::WithAnswer {
+                    fingerprint: fp.as_str().to_owned(),
+                    claimed_at: self.now(),
+                };
+                return Ok(Claim::Acquired(lock(token, Some(unsent))));
+            }
             let claim = self.new_claim(scope, key, fp, token);
             // Held: `hold` gives the statement back only where nothing is held.
             if tx.qualified().hold(claim.insert()?).is_none() {
-                return Ok(Claim::Acquired(lock(token, true)));
+                return Ok(Claim::Acquired(lock(token, Some(Unsent::Held))));
             }
         }
         for attempt in 0..4 {
@@ -264,7 +289,7 @@ impl Wfs {
                 .claim_step(tx.qualified(), scope, key, fp, token, attempt == 0)
                 .await?;
             match step {
-                Step::Acquired => return Ok(Claim::Acquired(lock(token, false))),
+                Step::Acquired => return Ok(Claim::Acquired(lock(token, None))),
                 Step::Replay(stored) => return Ok(Claim::Replay(stored)),
                 Step::Again => {}
             }
@@ -392,7 +417,26 @@ impl Wfs {
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
         let conn = &self.store().enter_write(tx)?;
-        let mut changes = vec![completion(lock, response)?.into_query().into()];
+        let record = match &lock.unconfirmed {
+            Some(Unsent::WithAnswer {
+                fingerprint,
+                claimed_at,
+            }) => {
+                let claim = sql::NewClaim {
+                    scope: &lock.scope,
+                    key: &lock.key,
+                    fingerprint,
+                    state: COMPLETED,
+                    token: lock.token,
+                    now: *claimed_at,
+                };
+                let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
+                let status = i32::from(response.status);
+                sql::insert_completed_claim(&claim, status, headers, response.body.clone())?.into()
+            }
+            _ => completion(lock, response)?.into_query().into(),
+        };
+        let mut changes = vec![record];
         let entries = self.audit_rows(audit, response.status, extra);
         let written = entries.len() as u64;
         if written > 0 {
