@@ -10,6 +10,14 @@ use sea_orm::Value;
 use sea_orm::sea_query::{Alias, Expr, InsertStatement, OnConflict, Query};
 use uuid::Uuid;
 
+/// The transaction-scoped advisory lock on a key, `$1` its scope and `$2` the key: one
+/// text for every statement that takes it, so they all exclude one another.
+macro_rules! key_lock {
+    () => {
+        "pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0))"
+    };
+}
+
 /// The first claim of (`scope`, `key`) inside a write transaction: `None` when
 /// another transaction runs a request with that key now, else whether this call
 /// inserted the in-progress record (as [`insert_idempotency_claim`]).
@@ -31,12 +39,16 @@ pub(crate) async fn claim_idempotency_key_locked(
     let row = conn
         .query_one_raw(statement(
             conn,
-            r#"WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0)) AS locked),
+            concat!(
+                "WITH lock AS (SELECT ",
+                key_lock!(),
+                r#" AS locked),
                     claim AS (
                       INSERT INTO idempotency_records (scope, "key", fingerprint, state, lock_token, locked_at, created_at)
                       SELECT $1, $2, $3, $4, $5, $6, $6 FROM lock WHERE lock.locked
                       ON CONFLICT (scope, "key") DO NOTHING RETURNING 1)
-               SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*) FROM claim) AS inserted"#,
+               SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*) FROM claim) AS inserted"#
+            ),
             claim.values(),
         ))
         .await?
@@ -84,24 +96,7 @@ impl NewClaim<'_> {
     /// [`insert_idempotency_claim`] sends it at once, a batched SQLite transaction
     /// holds it back (`service::idempotency`).
     pub(crate) fn insert(&self) -> Result<InsertStatement> {
-        use crate::entity::idempotency_record::Column;
-        let mut insert = Query::insert();
-        insert
-            .into_table(crate::entity::idempotency_record::Entity)
-            .columns([
-                Column::Scope,
-                Column::Key,
-                Column::Fingerprint,
-                Column::State,
-                Column::LockToken,
-                Column::LockedAt,
-                Column::CreatedAt,
-            ])
-            .on_conflict(
-                OnConflict::columns([Column::Scope, Column::Key])
-                    .do_nothing()
-                    .to_owned(),
-            );
+        let mut insert = record_insert(&[]);
         let [scope, key, fingerprint, state, token, now] = self.values();
         let values = [scope, key, fingerprint, state, token, now.clone(), now];
         insert
@@ -126,12 +121,9 @@ pub(crate) fn insert_completed_claim(
     headers: String,
     body: Vec<u8>,
 ) -> Result<InsertStatement> {
-    use crate::entity::idempotency_record::{Column, Entity};
+    use crate::entity::idempotency_record::Column;
     let [scope, key, fingerprint, state, token, now] = claim.values();
-    let lock = Expr::cust_with_values(
-        "pg_try_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0))",
-        [scope.clone(), key.clone()],
-    );
+    let lock = Expr::cust_with_values(key_lock!(), [scope.clone(), key.clone()]);
     let (wl, locked) = (Alias::new("wl"), Alias::new("locked"));
     let mut taken = Query::select();
     taken.expr_as(lock, locked.clone());
@@ -152,27 +144,36 @@ pub(crate) fn insert_completed_claim(
         .exprs(values.map(Expr::val))
         .from_subquery(taken, wl.clone())
         .and_where(Expr::col((wl, locked)));
+    let mut insert = record_insert(&[
+        Column::ResponseStatus,
+        Column::ResponseHeaders,
+        Column::ResponseBody,
+    ]);
+    insert.select_from(select).map_err(Error::internal)?;
+    Ok(insert)
+}
+
+/// An insert into the key's record: the claim's columns, then `answer`'s, and nothing
+/// inserted where (`scope`, `key`) has a record already.
+fn record_insert(answer: &[crate::entity::idempotency_record::Column]) -> InsertStatement {
+    use crate::entity::idempotency_record::{Column, Entity};
+    let claim = [
+        Column::Scope,
+        Column::Key,
+        Column::Fingerprint,
+        Column::State,
+        Column::LockToken,
+        Column::LockedAt,
+        Column::CreatedAt,
+    ];
     let mut insert = Query::insert();
     insert
         .into_table(Entity)
-        .columns([
-            Column::Scope,
-            Column::Key,
-            Column::Fingerprint,
-            Column::State,
-            Column::LockToken,
-            Column::LockedAt,
-            Column::CreatedAt,
-            Column::ResponseStatus,
-            Column::ResponseHeaders,
-            Column::ResponseBody,
-        ])
-        .select_from(select)
-        .map_err(Error::internal)?
+        .columns(claim.into_iter().chain(answer.iter().copied()))
         .on_conflict(
             OnConflict::columns([Column::Scope, Column::Key])
                 .do_nothing()
                 .to_owned(),
         );
-    Ok(insert)
+    insert
 }
