@@ -13,7 +13,7 @@ use wfs_core::entity::job_role;
 use wfs_core::sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use wfs_core::service::job_roles::NewJobRole;
 use wfs_core::domain::idempotency::{Fingerprint, IdempotencyKey};
-use wfs_core::service::idempotency::Claim;
+use wfs_core::service::idempotency::{Claim, StoredResponse};
 use wfs_core::{CompanyId, EventData, EventsFrom, IdempotencyConflict};
 
 fn role(title: &str) -> NewJobRole {
@@ -140,10 +140,10 @@ async fn a_held_insert_that_fails_fails_the_write_and_nothing_of_it_is_kept() {
     assert_eq!(created_events(&app, id, 1).await, ["Next"]);
 }
 
-/// On SQLite a batched write holds its idempotency claim back, to go with its rows and
-/// its stored answer (one hand-off to the connection's thread fewer). A key that turns
-/// out to be taken then undoes the write it carried, and the key answers for itself:
-/// nothing the request did is kept, on either database.
+/// A batched write sends its idempotency claim with its rows and its stored answer
+/// (one round trip fewer; on PostgreSQL the record is inserted completed). A key that
+/// turns out to be taken then undoes the write it carried, and the key answers for
+/// itself: nothing the request did is kept, on either database.
 #[tokio::test]
 async fn a_key_found_taken_answers_for_itself_and_the_write_it_carried_is_undone() {
     let app = TestApp::spawn().await;
@@ -190,4 +190,73 @@ async fn a_key_found_taken_answers_for_itself_and_the_write_it_carried_is_undone
     assert_eq!(listed(&app, &company).await, ["Nurse"]);
     app.create_role(&key, "Clerk").await;
     assert_eq!(created_events(&app, id, 2).await, ["Nurse", "Clerk"]);
+}
+
+/// A host's own idempotent write in a batched transaction, completed with
+/// `Wfs::complete_idempotency_key`: the key's record commits with the role. A retry
+/// with the key is acquired unconfirmed (its claim goes unsent); its completion is
+/// refused as in progress, and claimed again the key gives the stored answer.
+#[tokio::test]
+async fn a_hosts_batched_write_stores_its_answer_and_a_retry_is_given_it_to_replay() {
+    let app = TestApp::spawn().await;
+    let company = app.company("Host").await;
+    let id: CompanyId = company.id.parse().unwrap();
+    let scope = "host:batched";
+    let key = IdempotencyKey::parse("host-write-1").unwrap();
+    let fp = Fingerprint::of("POST", "/host/roles", b"Nurse");
+    let answer = StoredResponse {
+        status: 201,
+        headers: vec![("content-type".into(), "text/plain".into())],
+        body: b"the nurse".to_vec(),
+    };
+
+    let tx = app.wfs.begin_batched().await.unwrap();
+    let Claim::Acquired(lock) = app
+        .wfs
+        .claim_idempotency_key_in(&tx, scope, &key, &fp)
+        .await
+        .unwrap()
+    else {
+        panic!("a fresh key is acquired");
+    };
+    app.wfs.create_job_role(&tx, id, role("Nurse")).await.unwrap();
+    app.wfs
+        .complete_idempotency_key(&tx, &lock, &answer)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    drop(lock);
+    assert_eq!(listed(&app, &company).await, ["Nurse"]);
+
+    let retry = app.wfs.begin_batched().await.unwrap();
+    let Claim::Acquired(lock) = app
+        .wfs
+        .claim_idempotency_key_in(&retry, scope, &key, &fp)
+        .await
+        .unwrap()
+    else {
+        panic!("a batched claim is not checked until its completion");
+    };
+    assert!(lock.is_unconfirmed());
+    let refused = app.wfs.complete_idempotency_key(&retry, &lock, &answer).await;
+    assert!(
+        matches!(
+            refused,
+            Err(wfs_core::Error::Idempotency(IdempotencyConflict::InProgress))
+        ),
+        "{refused:?}"
+    );
+    retry.rollback().await.unwrap();
+    let again = app.wfs.begin().await.unwrap();
+    let replay = app
+        .wfs
+        .reclaim_idempotency_key_in(&again, lock, &fp)
+        .await
+        .unwrap();
+    again.rollback().await.unwrap();
+    let Claim::Replay(stored) = replay else {
+        panic!("the stored answer, not {replay:?}");
+    };
+    assert_eq!((stored.status, stored.body), (201, b"the nurse".to_vec()));
+    assert_eq!(listed(&app, &company).await, ["Nurse"]);
 }

@@ -392,8 +392,7 @@ impl Wfs {
     ) -> Result<()> {
         let conn = &self.store().enter_write(tx)?;
         // With what the transaction held back, in one round trip.
-        let completion = completion(lock, response)?.into_query().into();
-        if batch::execute_together(conn, vec![completion]).await? == 1 {
+        if batch::execute_together(conn, vec![completion(lock, response)?]).await? == 1 {
             Ok(())
         } else {
             Err(Error::Idempotency(IdempotencyConflict::InProgress))
@@ -417,26 +416,7 @@ impl Wfs {
         extra: Option<(CompanyId, AuditAction, Option<Target>)>,
     ) -> Result<()> {
         let conn = &self.store().enter_write(tx)?;
-        let record = match &lock.unconfirmed {
-            Some(Unsent::WithAnswer {
-                fingerprint,
-                claimed_at,
-            }) => {
-                let claim = sql::NewClaim {
-                    scope: &lock.scope,
-                    key: &lock.key,
-                    fingerprint,
-                    state: COMPLETED,
-                    token: lock.token,
-                    now: *claimed_at,
-                };
-                let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
-                let status = i32::from(response.status);
-                sql::insert_completed_claim(&claim, status, headers, response.body.clone())?.into()
-            }
-            _ => completion(lock, response)?.into_query().into(),
-        };
-        let mut changes = vec![record];
+        let mut changes = vec![completion(lock, response)?];
         let entries = self.audit_rows(audit, response.status, extra);
         let written = entries.len() as u64;
         if written > 0 {
@@ -483,23 +463,38 @@ impl Wfs {
 }
 
 /// The statement that stores `response` under the key `lock` holds (and changes no
-/// row once another request has taken the key over).
-fn completion(
-    lock: &IdempotencyLock,
-    response: &StoredResponse,
-) -> Result<sea_orm::UpdateMany<record::Entity>> {
+/// row once another request has taken the key over): the update of the in-progress
+/// record, or, for a PostgreSQL claim that went unsent ([`Unsent::WithAnswer`]), the
+/// record's insert, completed (and inserting nothing where the key is taken).
+fn completion(lock: &IdempotencyLock, response: &StoredResponse) -> Result<batch::Change> {
     let headers = serde_json::to_string(&response.headers).map_err(Error::internal)?;
+    let status = i32::from(response.status);
+    if let Some(Unsent::WithAnswer {
+        fingerprint,
+        claimed_at,
+    }) = &lock.unconfirmed
+    {
+        let claim = sql::NewClaim {
+            scope: &lock.scope,
+            key: &lock.key,
+            fingerprint,
+            state: COMPLETED,
+            token: lock.token,
+            now: *claimed_at,
+        };
+        let insert = sql::insert_completed_claim(&claim, status, headers, response.body.clone())?;
+        return Ok(insert.into());
+    }
     Ok(record::Entity::update_many()
         .col_expr(record::Column::State, COMPLETED.into())
-        .col_expr(
-            record::Column::ResponseStatus,
-            i32::from(response.status).into(),
-        )
+        .col_expr(record::Column::ResponseStatus, status.into())
         .col_expr(record::Column::ResponseHeaders, headers.into())
         .col_expr(record::Column::ResponseBody, response.body.clone().into())
         .filter(record::Column::Scope.eq(lock.scope.as_str()))
         .filter(record::Column::Key.eq(lock.key.as_str()))
-        .filter(record::Column::LockToken.eq(lock.token)))
+        .filter(record::Column::LockToken.eq(lock.token))
+        .into_query()
+        .into())
 }
 
 fn stored_response(m: record::Model) -> Result<StoredResponse> {
