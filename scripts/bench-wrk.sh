@@ -174,7 +174,7 @@ COMPANY=$(run_pg "$PGBIN/psql" -qtA -h 127.0.0.1 -p "$PGPORT" -U postgres \
 PGW=$(run_pg "$PGBIN/pgbench" -n -h 127.0.0.1 -p "$PGPORT" -U postgres -c "$CONNS" -j 2 \
   -T "${DURATION%s}" -M prepared -D company="$COMPANY" -f "$WORK/wfs-write.sql" postgres |
   awk '/^tps/ {print $3}')
-echo "pgbench, wfs's own statements for that write (BEGIN, claim, one statement, COMMIT)," \
+echo "pgbench, wfs's own statements for that write (BEGIN, one statement, COMMIT)," \
   "$CONNS clients: ${PGW%.*} tps; wfs's idempotent POST is $(ratio "$PG_WRITE" "$PGW") of it"
 
 if [ "${WFS_BENCH_SKIP_HOURS:-0}" != 1 ]; then
