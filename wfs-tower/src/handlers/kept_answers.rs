@@ -18,6 +18,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::sync::Arc;
 use wfs_core::resource::Listed;
+use wfs_core::resource::listed::Representation;
 
 /// Answers a thread keeps; a new one replaces the oldest.
 const KEPT: usize = 16;
@@ -54,7 +55,7 @@ where
     }
     let made = list.representation()?;
     if made.body.len() > MAX_COPIED {
-        return answer(list);
+        return shared(made);
     }
     let body = Bytes::copy_from_slice(&made.body);
     let tag = tag_value(Bytes::copy_from_slice(&made.tag_text))?;
@@ -75,7 +76,11 @@ where
 /// The answer to `list`, shared with every other answer to it (a list read from the
 /// database, which no later read will see again).
 pub(crate) fn answer<T: Serialize>(list: &Listed<T>) -> Result<(Bytes, HeaderValue), ApiError> {
-    let made = list.representation()?;
+    shared(list.representation()?)
+}
+
+/// The answer `made`, sharing its bytes.
+fn shared(made: &Representation) -> Result<(Bytes, HeaderValue), ApiError> {
     Ok((made.body.clone(), tag_value(made.tag_text.clone())?))
 }
 

@@ -117,17 +117,13 @@ async fn page(ctx: &Ctx<'_>) -> Result<Reply, ApiError> {
 async fn from_head(
     ctx: &Ctx<'_>,
     company: wfs_core::CompanyId,
-    request: FeedRequest,
+    mut request: FeedRequest,
 ) -> Result<FeedRequest, ApiError> {
-    if request.start.is_none() {
-        return Ok(request);
+    if request.start.is_some() {
+        let head = ctx.wfs.list_workforce(company, request.clone()).await?;
+        request.resume_after(&head);
     }
-    let head = ctx.wfs.list_workforce(company, request.clone()).await?;
-    Ok(FeedRequest {
-        cursor: Some(head.pagination.resume_cursor),
-        start: None,
-        ..request
-    })
+    Ok(request)
 }
 
 /// List workforce resources

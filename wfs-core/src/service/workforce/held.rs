@@ -41,10 +41,7 @@ impl Wfs {
             if !page.data.is_empty() {
                 return Ok(page);
             }
-            // From here on, from the position this page ended at (a `start=now` head
-            // stays where it was taken).
-            req.cursor = Some(page.pagination.resume_cursor.clone());
-            req.start = None;
+            req.resume_after(&page);
             tokio::select! {
                 () = changed => {}
                 () = tokio::time::sleep_until(deadline) => return Ok(page),

@@ -89,6 +89,16 @@ pub struct FeedRequest {
     pub start: Option<FeedStart>,
 }
 
+impl FeedRequest {
+    /// From here on, from the position `page` (read with this request) ended at: its
+    /// `resume_cursor`, whose position wins over `start` (a `start=now` head stays
+    /// where it was taken).
+    pub fn resume_after(&mut self, page: &WorkforcePage) {
+        self.cursor = Some(page.pagination.resume_cursor.clone());
+        self.start = None;
+    }
+}
+
 /// Where a first page starts, other than at the beginning of the feed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FeedStart {
