@@ -161,6 +161,11 @@ pub struct Deadlines<T> {
     io: T,
     in_flight: Arc<InFlight>,
     phase: Phase,
+    /// The phase's read deadline.
+    deadline: Instant,
+    /// Armed at or before `deadline`: a deadline that moves later is not armed again
+    /// until the timer fires (`poll_deadline`). Arming takes a lock of tokio's timer
+    /// wheel, and the deadline moves at least twice a request.
     timer: Pin<Box<Sleep>>,
     head: Duration,
     idle: Duration,
@@ -194,11 +199,13 @@ impl<T> Deadlines<T> {
     /// connection's [`Held`] slot) lets the slots close it while it is idle under
     /// pressure; [`IdleWatch::default`] for a listener without shared slots.
     pub fn new(io: T, in_flight: Arc<InFlight>, timeouts: Timeouts, watch: IdleWatch) -> Self {
+        let deadline = Instant::now() + timeouts.head;
         Self {
             io,
             in_flight,
             phase: Phase::Head,
-            timer: Box::pin(tokio::time::sleep(timeouts.head)),
+            deadline,
+            timer: Box::pin(tokio::time::sleep_until(deadline)),
             head: timeouts.head,
             idle: timeouts.idle,
             seen: 0,
@@ -248,7 +255,22 @@ impl<T> Deadlines<T> {
                 return;
             }
         };
-        self.timer.as_mut().reset(Instant::now() + after);
+        self.deadline = Instant::now() + after;
+        if self.deadline < self.timer.deadline() {
+            self.timer.as_mut().reset(self.deadline);
+        }
+    }
+
+    /// Ready once the phase's deadline has passed; a timer armed for an earlier one is
+    /// armed again for it.
+    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            ready!(self.timer.as_mut().poll(cx));
+            if self.timer.deadline() >= self.deadline {
+                return Poll::Ready(());
+            }
+            self.timer.as_mut().reset(self.deadline);
+        }
     }
 }
 
@@ -296,7 +318,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Deadlines<T> {
                         "idle keep-alive connection closed under connection pressure",
                     )));
                 }
-                ready!(this.timer.as_mut().poll(cx));
+                ready!(this.poll_deadline(cx));
                 let what = match this.phase {
                     Phase::Idle => "idle keep-alive connection closed",
                     _ => "request head not received in time",
@@ -374,5 +396,75 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Deadlines<T> {
         let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         self.unflushed |= matches!(polled, Poll::Ready(Ok(n)) if n > 0);
         self.after_write(cx, polled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
+
+    fn served_once(timeouts: Timeouts) -> (Deadlines<DuplexStream>, DuplexStream, Arc<InFlight>) {
+        let (server, client) = tokio::io::duplex(1024);
+        let in_flight = Arc::new(InFlight::default());
+        let conn = Deadlines::new(server, in_flight.clone(), timeouts, IdleWatch::default());
+        drop(in_flight.start());
+        (conn, client, in_flight)
+    }
+
+    fn timeouts(head_ms: u64, idle_ms: u64) -> Timeouts {
+        Timeouts {
+            head: Duration::from_millis(head_ms),
+            idle: Duration::from_millis(idle_ms),
+            write: WRITE_TIMEOUT,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_outlives_the_head_deadline_armed_before_it_and_closes_at_its_own() {
+        // Arrange: the timer was armed for the first head (100 ms); idle allows 800 ms.
+        let (mut conn, _client, _in_flight) = served_once(timeouts(100, 800));
+        let idle_from = Instant::now();
+        let mut buf = [0u8; 16];
+
+        // Act
+        let early = tokio::time::timeout(Duration::from_millis(400), conn.read(&mut buf)).await;
+        let closed = conn.read(&mut buf).await;
+
+        // Assert
+        assert!(early.is_err(), "closed before its idle deadline: {early:?}");
+        let err = closed.expect_err("an idle connection past its deadline reads an error");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(err.to_string(), "idle keep-alive connection closed");
+        let after = idle_from.elapsed();
+        assert!(
+            after >= Duration::from_millis(800) && after < Duration::from_secs(5),
+            "closed {after:?} after going idle, wanted 800 ms"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_head_begun_on_an_idle_connection_is_held_to_the_head_deadline_not_the_idle_one() {
+        // Arrange: idle allows 10 s, a head 300 ms. Idle past the first head's
+        // deadline, so that the timer is armed for the idle one.
+        let (mut conn, mut client, _in_flight) = served_once(timeouts(300, 10_000));
+        let mut buf = [0u8; 16];
+        let pending = tokio::time::timeout(Duration::from_millis(500), conn.read(&mut buf)).await;
+        assert!(pending.is_err(), "an idle connection read {pending:?}");
+
+        // Act: the first byte of a head, then nothing.
+        client.write_all(b"G").await.unwrap();
+        let started = Instant::now();
+        assert_eq!(conn.read(&mut buf).await.unwrap(), 1);
+        let closed = conn.read(&mut buf).await;
+
+        // Assert
+        let err = closed.expect_err("a head past its deadline reads an error");
+        assert_eq!(err.to_string(), "request head not received in time");
+        let after = started.elapsed();
+        assert!(
+            after >= Duration::from_millis(300) && after < Duration::from_secs(5),
+            "closed {after:?} after the head's first byte, wanted 300 ms"
+        );
     }
 }
