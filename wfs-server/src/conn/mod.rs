@@ -404,12 +404,13 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
 
-    fn served_once(timeouts: Timeouts) -> (Deadlines<DuplexStream>, DuplexStream, Arc<InFlight>) {
+    /// A connection that has served one request, and its client's end.
+    fn served_once(timeouts: Timeouts) -> (Deadlines<DuplexStream>, DuplexStream) {
         let (server, client) = tokio::io::duplex(1024);
         let in_flight = Arc::new(InFlight::default());
         let conn = Deadlines::new(server, in_flight.clone(), timeouts, IdleWatch::default());
         drop(in_flight.start());
-        (conn, client, in_flight)
+        (conn, client)
     }
 
     fn timeouts(head_ms: u64, idle_ms: u64) -> Timeouts {
@@ -423,7 +424,7 @@ mod tests {
     #[tokio::test]
     async fn an_idle_connection_outlives_the_head_deadline_armed_before_it_and_closes_at_its_own() {
         // Arrange: the timer was armed for the first head (100 ms); idle allows 800 ms.
-        let (mut conn, _client, _in_flight) = served_once(timeouts(100, 800));
+        let (mut conn, _client) = served_once(timeouts(100, 800));
         let idle_from = Instant::now();
         let mut buf = [0u8; 16];
 
@@ -447,7 +448,7 @@ mod tests {
     async fn a_head_begun_on_an_idle_connection_is_held_to_the_head_deadline_not_the_idle_one() {
         // Arrange: idle allows 10 s, a head 300 ms. Idle past the first head's
         // deadline, so that the timer is armed for the idle one.
-        let (mut conn, mut client, _in_flight) = served_once(timeouts(300, 10_000));
+        let (mut conn, mut client) = served_once(timeouts(300, 10_000));
         let mut buf = [0u8; 16];
         let pending = tokio::time::timeout(Duration::from_millis(500), conn.read(&mut buf)).await;
         assert!(pending.is_err(), "an idle connection read {pending:?}");
